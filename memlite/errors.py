@@ -1,0 +1,93 @@
+"""Every exception memlite raises on purpose, in one tree.
+
+::
+
+    MemliteError                      base of everything below
+    ├── ConfigError                   a setting is invalid, or settings.json cannot be read
+    ├── DataDirError                  the data directory cannot be created, written or locked
+    ├── ActorError                    the actor runtime
+    │   ├── MailboxFull               send_nowait() on a full mailbox
+    │   ├── AskTimeout                ask() got no reply before its timeout
+    │   ├── ActorDied                 the actor stopped before it replied (or before send)
+    │   └── RestartIntensityExceeded  a supervisor saw more than N restarts in P seconds
+    ├── StorageError                  the database
+    │   ├── NotADatabaseError         the file exists but is not SQLite (or is encrypted)
+    │   ├── SchemaTooNewError         written by a newer memlite: we refuse to touch it
+    │   └── MigrationError            a migration failed; it was rolled back
+    └── ObserverError                 the AI observer (see actors/observer.py)
+
+``AskTimeout`` is also a ``TimeoutError`` so callers that only know the
+standard library can still catch it. Errors that reach a person carry a
+message that names the file or key at fault and says what to do; the CLI
+prints that message, never a traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ActorDied",
+    "ActorError",
+    "AskTimeout",
+    "ConfigError",
+    "DataDirError",
+    "MailboxFull",
+    "MemliteError",
+    "MigrationError",
+    "NotADatabaseError",
+    "ObserverError",
+    "RestartIntensityExceeded",
+    "SchemaTooNewError",
+    "StorageError",
+]
+
+
+class MemliteError(Exception):
+    """Base class of every error memlite raises on purpose."""
+
+
+class ConfigError(MemliteError):
+    """A setting is invalid or the settings file cannot be used."""
+
+
+class DataDirError(MemliteError):
+    """The data directory cannot be created or written."""
+
+
+class ActorError(MemliteError):
+    """Something went wrong talking to an actor."""
+
+
+class MailboxFull(ActorError):
+    """``send_nowait`` found the actor's bounded mailbox full."""
+
+
+class AskTimeout(ActorError, TimeoutError):
+    """``ask`` got no reply within its timeout."""
+
+
+class ActorDied(ActorError):
+    """The actor stopped (crashed, or was stopped) before it could reply."""
+
+
+class RestartIntensityExceeded(ActorError):
+    """A supervisor restarted children more than ``intensity`` times in ``period`` seconds."""
+
+
+class StorageError(MemliteError):
+    """The database could not be opened, read or written."""
+
+
+class NotADatabaseError(StorageError):
+    """The database file exists but is not an SQLite database."""
+
+
+class SchemaTooNewError(StorageError):
+    """The database was written by a newer memlite than this one."""
+
+
+class MigrationError(StorageError):
+    """A schema migration failed; it was rolled back and nothing was changed."""
+
+
+class ObserverError(MemliteError):
+    """The AI observer failed (no CLI, bad reply, quota, crash)."""

@@ -1,0 +1,3 @@
+"""memlite.mcp: see DESIGN.md §2 (filled in by later issues)."""
+
+__all__: list[str] = []

@@ -1,0 +1,85 @@
+"""Fixtures every test gets: an isolated data directory, a virtual clock, and a leak check.
+
+* ``MEMLITE_DATA_DIR`` points at a fresh temporary folder for each test, and every other
+  ``MEMLITE_*`` variable from the developer's shell is removed, so no test reads or writes
+  the real ``~/.memlite``.
+* ``autojump_clock`` is Trio's ``MockClock(autojump_threshold=0)``: pytest-trio runs a test
+  that requests it on virtual time.
+* ``no_leaked_processes`` fails any test that leaves a descendant process of pytest alive;
+  the leaked processes are killed *by pid* first so one leak does not cascade.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import apsw
+import pytest
+import trio.testing
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"sqlite (apsw): {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}"]
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    """A fresh, private data directory for each test (``MEMLITE_DATA_DIR``)."""
+    for key in list(os.environ):
+        if key.startswith("MEMLITE_"):
+            monkeypatch.delenv(key)
+    path = tmp_path / "memlite-data"
+    monkeypatch.setenv("MEMLITE_DATA_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def autojump_clock():
+    """Virtual time that jumps ahead whenever every task is blocked."""
+    return trio.testing.MockClock(autojump_threshold=0)
+
+
+def descendant_pids(root: int) -> set[int]:
+    """Every live process whose parent chain leads to ``root`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses: split after the last ')'.
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if fields[0] == b"Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes():
+    """Fail the test if it leaves a child process behind (kill the leak by pid first)."""
+    before = descendant_pids(os.getpid())
+    yield
+    deadline = time.monotonic() + 2.0
+    leaked = descendant_pids(os.getpid()) - before
+    while leaked and time.monotonic() < deadline:
+        time.sleep(0.05)  # a process that was just signalled may need a moment to be reaped
+        leaked = descendant_pids(os.getpid()) - before
+    for pid in leaked:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not leaked, f"test leaked processes: {sorted(leaked)}"
