@@ -4,6 +4,8 @@
 
     MemliteError                      base of everything below
     ├── ConfigError                   a setting is invalid, or settings.json cannot be read
+    ├── InputError                    a request or payload is malformed (HTTP 4xx, .status)
+    │   └── NotFound                  it names a session, observation or summary that does not exist
     ├── DataDirError                  the data directory cannot be created, written or locked
     ├── ActorError                    the actor runtime
     │   ├── MailboxFull               send_nowait() on a full mailbox
@@ -14,7 +16,9 @@
     │   ├── NotADatabaseError         the file exists but is not SQLite (or is encrypted)
     │   ├── SchemaTooNewError         written by a newer memlite: we refuse to touch it
     │   └── MigrationError            a migration failed; it was rolled back
-    └── ObserverError                 the AI observer (see actors/observer.py)
+    ├── ObserverError                 the AI observer (see actors/observer.py)
+    └── WorkerError                   the worker process would not start, stop or answer
+        └── PortInUse                 the worker's port on 127.0.0.1 is taken by another program
 
 ``AskTimeout`` is also a ``TimeoutError`` so callers that only know the
 standard library can still catch it. Errors that reach a person carry a
@@ -30,14 +34,18 @@ __all__ = [
     "AskTimeout",
     "ConfigError",
     "DataDirError",
+    "InputError",
     "MailboxFull",
     "MemliteError",
     "MigrationError",
     "NotADatabaseError",
+    "NotFound",
     "ObserverError",
+    "PortInUse",
     "RestartIntensityExceeded",
     "SchemaTooNewError",
     "StorageError",
+    "WorkerError",
 ]
 
 
@@ -47,6 +55,23 @@ class MemliteError(Exception):
 
 class ConfigError(MemliteError):
     """A setting is invalid or the settings file cannot be used."""
+
+
+class InputError(MemliteError):
+    """A request or payload is malformed; ``status`` is the HTTP status to answer with."""
+
+    status: int = 400
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class NotFound(InputError):
+    """The request names something that does not exist (a session, an observation...)."""
+
+    status = 404
 
 
 class DataDirError(MemliteError):
@@ -91,3 +116,11 @@ class MigrationError(StorageError):
 
 class ObserverError(MemliteError):
     """The AI observer failed (no CLI, bad reply, quota, crash)."""
+
+
+class WorkerError(MemliteError):
+    """The worker process could not be started, stopped or reached (see lifecycle.py)."""
+
+
+class PortInUse(WorkerError):
+    """The worker's port on 127.0.0.1 is already taken by another program."""
