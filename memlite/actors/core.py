@@ -1,0 +1,383 @@
+"""The actor runtime: bounded mailboxes, refs, ask, and (re-exported) supervision.
+
+The model
+---------
+An actor is a Trio task that owns some state and one :class:`Mailbox`. Nothing but
+the actor touches its state; everyone else holds its :class:`ActorRef` and sends it
+messages, which are ``@attrs.frozen(kw_only=True)`` classes dispatched with ``match``::
+
+    class Storage:
+        async def run(self, *, task_status=trio.TASK_STATUS_IGNORED):
+            with Mailbox("storage", size=256) as mailbox:
+                task_status.started(mailbox.ref)      # before any timed wait
+                async for message in mailbox:         # ends when the mailbox closes
+                    match message:
+                        case Get(key=key, reply=reply):
+                            with reply:
+                                reply.send_nowait(self.rows.get(key))
+                        case _:
+                            assert_never(message)
+
+Sending
+    ``await ref.send(m)`` waits while the mailbox is full: that wait *is* the
+    backpressure, so the caller owns a deadline around it. ``ref.send_nowait(m)``
+    raises :class:`~memlite.errors.MailboxFull` instead. Both raise
+    :class:`~memlite.errors.ActorDied` once the mailbox is closed.
+
+Asking
+    ``await ref.ask(lambda reply: Get(key=k, reply=reply), timeout=5)`` makes a
+    one-shot reply channel (:data:`Reply`), sends the message and waits for one
+    answer. The actor answers inside ``with msg.reply:`` so that the channel closes
+    however the handler ends. An actor that wants the asker to fail sends an
+    ``Exception`` *instance* as the answer and ``ask`` raises it. A closed channel
+    without an answer raises ``ActorDied``; no answer in time raises
+    :class:`~memlite.errors.AskTimeout`.
+
+Death
+    When the mailbox closes (the actor's ``with`` block ends, however it ends),
+    new sends raise ``ActorDied`` and every ask still waiting on it, queued or
+    already received but unanswered, raises ``ActorDied`` at once rather than
+    at its timeout. To hand a request on to another actor, forward
+    ``reply.clone()`` and close your own copy: the original dies with you.
+
+Supervision (``ChildSpec``, ``Supervisor``, the lifecycle events) lives in
+``supervisor.py`` and is re-exported from here, so callers import one module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeAlias, TypeVar
+
+import attrs
+import trio
+
+from memlite.errors import ActorDied, AskTimeout, MailboxFull
+
+__all__ = [
+    "Actor",
+    "ActorRef",
+    "ChildCrashed",
+    "ChildExited",
+    "ChildRestarted",
+    "ChildSpec",
+    "ChildStarted",
+    "ChildStopped",
+    "LifecycleEvent",
+    "Mailbox",
+    "MailboxStatistics",
+    "Reply",
+    "Restart",
+    "Supervisor",
+    "SupervisorEscalated",
+    "spawn",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Reply: TypeAlias = trio.MemorySendChannel
+"""The type of a message's ``reply`` field: annotate it as ``Reply[Answer]``."""
+
+
+@attrs.frozen(kw_only=True)
+class MailboxStatistics:
+    """A snapshot of one mailbox, for ``/api/debug`` and tests.
+
+    Attributes:
+        name: The actor's name.
+        queued: Messages waiting in the mailbox.
+        size: The mailbox's capacity.
+        blocked_senders: Tasks waiting in ``send`` because the mailbox is full.
+    """
+
+    name: str
+    queued: int
+    size: int
+    blocked_senders: int
+
+
+def _reply_of(message: object) -> trio.MemorySendChannel[Any] | None:
+    reply = getattr(message, "reply", None)
+    return reply if isinstance(reply, trio.MemorySendChannel) else None
+
+
+class Mailbox:
+    """An actor's bounded inbox, and the :class:`ActorRef` that writes to it.
+
+    Args:
+        name: The actor's name, used in errors, logs and statistics.
+        size: Capacity; a full mailbox makes ``send`` wait. Must be a positive int:
+            an unbounded mailbox hides overload until memory runs out.
+
+    Raises:
+        ValueError: ``size`` is not a positive int.
+    """
+
+    def __init__(self, name: str, size: int = 64) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"mailbox {name!r}: size must be a positive int, not {size!r}")
+        self.name = name
+        self._send, self._receive = trio.open_memory_channel[Any](size)
+        # Reply channels of messages handed to the actor and not yet answered: closed
+        # with the mailbox so their askers learn of a crash at once.
+        self._held: list[trio.MemorySendChannel[Any]] = []
+        self.ref = ActorRef(self)
+
+    async def receive(self) -> Any:
+        """Wait for the next message.
+
+        Raises:
+            trio.EndOfChannel: The mailbox is closed and empty.
+        """
+        message = await self._receive.receive()
+        self._prune()
+        self._hold(message)
+        return message
+
+    def receive_nowait_batch(self, limit: int) -> list[Any]:
+        """Take up to ``limit`` messages that are already queued, without waiting.
+
+        Returns an empty list when nothing is queued (or the mailbox is closed); a
+        batching actor calls it after ``receive`` to group work, e.g. one commit.
+        """
+        self._prune()
+        batch: list[Any] = []
+        while len(batch) < limit:
+            try:
+                message = self._receive.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            self._hold(message)
+            batch.append(message)
+        return batch
+
+    def close(self) -> None:
+        """Stop accepting messages and fail every ask still waiting on this actor.
+
+        Senders get ``ActorDied`` from now on, ``receive`` raises ``EndOfChannel``,
+        and queued messages are dropped: those carrying a reply channel have it
+        closed so their askers raise ``ActorDied`` immediately. Idempotent.
+        """
+        self._send.close()
+        dropped = 0
+        while True:
+            try:
+                message = self._receive.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            dropped += 1
+            reply = _reply_of(message)
+            if reply is not None:
+                reply.close()
+        for reply in self._held:
+            reply.close()
+        self._held.clear()
+        if dropped:
+            log.info("mailbox %s closed with %d unprocessed messages", self.name, dropped)
+
+    def statistics(self) -> MailboxStatistics:
+        """Return the current depth and capacity of this mailbox."""
+        stats = self._send.statistics()
+        return MailboxStatistics(
+            name=self.name,
+            queued=stats.current_buffer_used,
+            size=int(stats.max_buffer_size),
+            blocked_senders=stats.tasks_waiting_send,
+        )
+
+    def _seal(self) -> None:
+        """Refuse new messages but let the actor drain the queued ones (graceful stop)."""
+        self._send.close()
+
+    def _prune(self) -> None:
+        # Forget answered replies as we go so a long-lived actor does not accumulate them.
+        self._held = [r for r in self._held if r.statistics().open_send_channels]
+
+    def _hold(self, message: object) -> None:
+        reply = _reply_of(message)
+        if reply is not None:
+            self._held.append(reply)
+
+    def __enter__(self) -> Mailbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __aiter__(self) -> Mailbox:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except trio.EndOfChannel:
+            raise StopAsyncIteration from None
+
+
+class ActorRef:
+    """The handle through which everything else talks to one actor.
+
+    A ref never exposes the actor's state; it only delivers messages. Refs are
+    made by :class:`Mailbox` (and, for supervised children, by ``Supervisor.ref``).
+
+    Attributes:
+        name: The actor's name.
+    """
+
+    def __init__(self, mailbox: Mailbox) -> None:
+        self.name = mailbox.name
+        self._mailbox = mailbox
+
+    async def send(self, message: object) -> None:
+        """Deliver ``message``, waiting while the mailbox is full.
+
+        Raises:
+            ActorDied: The actor's mailbox is closed.
+        """
+        try:
+            await self._mailbox._send.send(message)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise ActorDied(f"actor {self.name!r} is not running") from None
+
+    def send_nowait(self, message: object) -> None:
+        """Deliver ``message`` now or fail.
+
+        Raises:
+            MailboxFull: The mailbox is at capacity.
+            ActorDied: The actor's mailbox is closed.
+        """
+        try:
+            self._mailbox._send.send_nowait(message)
+        except trio.WouldBlock:
+            raise MailboxFull(f"mailbox of {self.name!r} is full") from None
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise ActorDied(f"actor {self.name!r} is not running") from None
+
+    async def ask(
+        self,
+        make_message: Callable[[Reply[T]], object],
+        *,
+        timeout: float,  # noqa: ASYNC109 - the ask pattern's contract: the asker owns it
+    ) -> T:
+        """Send a request and wait for its answer.
+
+        Args:
+            make_message: Builds the message from a fresh one-shot reply channel.
+            timeout: Seconds for the whole exchange, including waiting for
+                mailbox space. There is no default: the caller owns the deadline.
+
+        Returns:
+            The answer the actor sent on the reply channel.
+
+        Raises:
+            AskTimeout: No answer within ``timeout``.
+            ActorDied: The actor stopped, or closed the reply without answering.
+            Exception: Whatever exception instance the actor sent as its answer.
+        """
+        # The receiving end stays open after a timeout, so a late answer lands in
+        # the buffer instead of crashing the actor with BrokenResourceError.
+        reply, answers = trio.open_memory_channel[Any](1)
+        message = make_message(reply)
+        try:
+            with trio.fail_after(timeout):
+                await self.send(message)
+                answer = await answers.receive()
+        except trio.TooSlowError:
+            raise AskTimeout(f"actor {self.name!r} did not answer within {timeout}s") from None
+        except trio.EndOfChannel:
+            raise ActorDied(f"actor {self.name!r} stopped before answering") from None
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def statistics(self) -> MailboxStatistics:
+        """Return the depth and capacity of the actor's mailbox."""
+        return self._mailbox.statistics()
+
+    def _seal(self) -> None:
+        self._mailbox._seal()
+
+    def _close(self) -> None:
+        self._mailbox.close()
+
+    def __repr__(self) -> str:
+        return f"<ActorRef {self.name}>"
+
+
+class Actor:
+    """Optional base for an actor that handles one message at a time.
+
+    Subclasses set ``name`` and ``mailbox_size`` and implement :meth:`handle`.
+
+    Mailbox:
+        ``mailbox_size`` messages, whatever ``handle`` accepts.
+    Lifecycle:
+        ``run`` opens the mailbox, reports its ref, then handles messages in
+        order until the mailbox is closed (returns) or ``handle`` raises.
+    Failure:
+        An exception from ``handle`` ends the actor; its mailbox closes and
+        pending asks raise ``ActorDied``. Its supervisor decides what follows.
+    Timeouts:
+        None of its own; ``handle`` owns the deadlines of its awaits.
+    """
+
+    name: str = "actor"
+    mailbox_size: int = 64
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Serve the mailbox until it closes."""
+        with Mailbox(self.name, size=self.mailbox_size) as mailbox:
+            task_status.started(mailbox.ref)
+            async for message in mailbox:
+                await self.handle(message)
+
+    async def handle(self, message: Any) -> None:
+        """Handle one message; override this."""
+        raise NotImplementedError
+
+
+@contextlib.asynccontextmanager
+async def spawn(start: Callable[..., Awaitable[object]], *args: object) -> AsyncIterator[Any]:
+    """Run ``start`` in a private nursery for the duration of an ``async with`` block.
+
+    Test and top-level sugar: ``start`` (e.g. ``actor.run``) is started with
+    ``nursery.start``, the block receives what it passed to ``task_status.started``
+    (usually its ``ActorRef``), and leaving the block cancels it. In production only
+    supervisors own nurseries.
+
+    A lone error from the block or the actor is raised as itself, not wrapped in an
+    ``ExceptionGroup``; several at once stay grouped.
+    """
+    try:
+        async with trio.open_nursery() as nursery:
+            value = await nursery.start(start, *args)
+            try:
+                yield value
+            finally:
+                nursery.cancel_scope.cancel(reason="spawn() block exited")
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) != 1:
+            raise
+        lone = group.exceptions[0]
+        raise lone from lone.__cause__
+
+
+# supervisor.py builds on the classes above, so it is imported after them.
+from memlite.actors.supervisor import (  # noqa: E402
+    ChildCrashed,
+    ChildExited,
+    ChildRestarted,
+    ChildSpec,
+    ChildStarted,
+    ChildStopped,
+    LifecycleEvent,
+    Restart,
+    Supervisor,
+    SupervisorEscalated,
+)

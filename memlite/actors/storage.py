@@ -1,0 +1,464 @@
+"""The storage actor: the only writer of ``memlite.db``, committing in groups.
+
+Every write in memlite is a message to this actor. It takes one message, then everything
+already queued behind it, and runs the whole batch in one thread hop and one transaction
+(group commit): 64 concurrent hooks cost one fsync-free WAL commit, not 64. Each sender
+is answered only after the commit, so a reply means "durably in the database".
+
+Reads do not go through the actor: ``open_reader`` gives a separate query-only connection
+that WAL lets read while the actor writes.
+
+Usage::
+
+    async with spawn(StorageActor(data_dir).run) as storage:
+        result = await storage.ask(
+            lambda reply: StoreEvent(session_id=sid, event_name="Stop", payload={}, reply=reply),
+            timeout=5,
+        )
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, assert_never
+
+import apsw
+import attrs
+import trio
+
+from memlite.actors.core import ActorRef, Mailbox, Reply
+from memlite.errors import MemliteError, StorageError
+from memlite.storage import capture, vectors, writes
+from memlite.storage.db import open_reader, open_writer
+from memlite.storage.records import NewObservation, NewSummary
+
+__all__ = [
+    "CompleteSession",
+    "DeleteObservation",
+    "DeleteSession",
+    "DeleteSummary",
+    "EnsureVectorTable",
+    "Inbox",
+    "RecordAudit",
+    "RequeueProcessingEvents",
+    "SetEventStatus",
+    "SetSdkSessionId",
+    "StartSession",
+    "Stop",
+    "StorageActor",
+    "StorageStatistics",
+    "StoreEvent",
+    "StoreHookEvent",
+    "StoreObservation",
+    "StorePrompt",
+    "StoreSummary",
+    "StoreVectors",
+    "open_reader",
+]
+
+log = logging.getLogger(__name__)
+
+# ``reply`` is optional on every message: None means fire-and-forget (errors are logged).
+_reply = attrs.field(default=None)
+
+
+@attrs.frozen(kw_only=True)
+class StartSession:
+    """Create or resume a session. Answer: ``Session``."""
+
+    session_id: str
+    project: str | None = None
+    project_name: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    commit_sha: str | None = None
+    source: str | None = None
+    transcript_path: str | None = None
+    at_ms: int | None = None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class CompleteSession:
+    """Mark a session completed. Answer: ``bool`` (False: no such session)."""
+
+    session_id: str
+    at_ms: int | None = None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class SetSdkSessionId:
+    """Record the observer conversation's id. Answer: ``bool``."""
+
+    session_id: str
+    sdk_session_id: str | None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class StoreEvent:
+    """Append a redacted hook event to the durable queue. Answer: ``InsertResult``."""
+
+    session_id: str
+    event_name: str
+    payload: Mapping[str, Any] | str
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    at_ms: int | None = None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class StorePrompt:
+    """Store a user prompt (``''`` = private). Answer: ``InsertResult``."""
+
+    session_id: str
+    prompt_text: str
+    prompt_number: int | None = None
+    at_ms: int | None = None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class SetEventStatus:
+    """Move events to pending/processing/done/skipped. Answer: ``int`` (rows changed)."""
+
+    event_ids: tuple[int, ...] = attrs.field(converter=tuple)
+    status: str
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class RequeueProcessingEvents:
+    """Put events a dead worker left ``processing`` back to pending. Answer: ``int``."""
+
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class StoreObservation:
+    """Store an observation and mark its source events done. Answer: ``InsertResult``."""
+
+    observation: NewObservation
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class StoreSummary:
+    """Store a session summary. Answer: ``int`` (its id)."""
+
+    summary: NewSummary
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class RecordAudit:
+    """Append to the audit log. Answer: ``int`` (the entry's id)."""
+
+    actor: str
+    action: str
+    target: str
+    detail: Mapping[str, Any] | None = None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class DeleteObservation:
+    """Delete an observation, audited as done by ``actor``. Answer: ``bool``."""
+
+    observation_id: int
+    actor: str
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class DeleteSummary:
+    """Delete a summary, audited. Answer: ``bool``."""
+
+    summary_id: int
+    actor: str
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class DeleteSession:
+    """Delete a session and all it recorded, audited. Answer: ``bool``."""
+
+    session_id: str
+    actor: str
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class EnsureVectorTable:
+    """Create (or recreate for a new model) the vector table. Answer: ``bool`` reindex."""
+
+    dim: int
+    model: str
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class StoreVectors:
+    """Store ``(observation_id, project, embedding)`` rows. Answer: ``int`` stored."""
+
+    vectors: tuple[tuple[int, str, bytes | Sequence[float]], ...] = attrs.field(converter=tuple)
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class StoreHookEvent:
+    """Store a hook event and its effect on the session in one savepoint (ingestion).
+
+    Answer: ``HookEventStored``; ``NotFound`` when ``require_session`` and the session is
+    unknown. See ``memlite.storage.capture.record_hook_event`` for the fields.
+    """
+
+    session_id: str
+    event_name: str
+    payload: Mapping[str, Any] | str
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    skipped: bool = False
+    project: str | None = None
+    project_name: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    commit_sha: str | None = None
+    source: str | None = None
+    transcript_path: str | None = None
+    start: bool = False
+    prompt_text: str | None = None
+    complete: bool = False
+    require_session: bool = False
+    at_ms: int | None = None
+    reply: Reply[Any] | None = _reply
+
+
+@attrs.frozen(kw_only=True)
+class Stop:
+    """Commit the batch in hand, then stop (queued messages get ``ActorDied``)."""
+
+    reply: Reply[Any] | None = _reply
+
+
+Inbox = (
+    StartSession | CompleteSession | SetSdkSessionId | StoreEvent | StorePrompt
+    | SetEventStatus | RequeueProcessingEvents | StoreObservation | StoreSummary
+    | RecordAudit | DeleteObservation | DeleteSummary | DeleteSession | EnsureVectorTable
+    | StoreVectors | StoreHookEvent | Stop
+)
+
+
+def _apply(conn: apsw.Connection, msg: Inbox) -> Any:
+    """Do one message's work on the writer connection (in its thread)."""
+    match msg:
+        case StoreEvent(session_id=session_id, event_name=event_name, payload=payload):
+            # First: hook events are nearly all of the traffic.
+            return writes.insert_event(
+                conn, session_id=session_id, event_name=event_name, payload=payload,
+                tool_name=msg.tool_name, tool_use_id=msg.tool_use_id, at_ms=msg.at_ms,
+            )
+        case StartSession(session_id=session_id):
+            return writes.start_session(
+                conn, session_id=session_id, project=msg.project, project_name=msg.project_name,
+                cwd=msg.cwd, branch=msg.branch, commit_sha=msg.commit_sha, source=msg.source,
+                transcript_path=msg.transcript_path, at_ms=msg.at_ms,
+            )
+        case CompleteSession(session_id=session_id, at_ms=at_ms):
+            return writes.complete_session(conn, session_id, at_ms=at_ms)
+        case SetSdkSessionId(session_id=session_id, sdk_session_id=sdk_session_id):
+            return writes.set_sdk_session_id(conn, session_id, sdk_session_id)
+        case StorePrompt(session_id=session_id, prompt_text=text, prompt_number=number):
+            return writes.insert_prompt(
+                conn, session_id=session_id, prompt_text=text, prompt_number=number,
+                at_ms=msg.at_ms,
+            )
+        case SetEventStatus(event_ids=event_ids, status=status):
+            return writes.set_event_status(conn, event_ids, status)
+        case RequeueProcessingEvents():
+            return writes.requeue_processing_events(conn)
+        case StoreObservation(observation=observation):
+            return writes.insert_observation(conn, observation)
+        case StoreSummary(summary=summary):
+            return writes.insert_summary(conn, summary)
+        case RecordAudit(actor=actor, action=action, target=target, detail=detail):
+            return writes.record_audit(conn, actor=actor, action=action, target=target,
+                                       detail=detail)
+        case DeleteObservation(observation_id=observation_id, actor=actor):
+            return writes.delete_observation(conn, observation_id, actor=actor)
+        case DeleteSummary(summary_id=summary_id, actor=actor):
+            return writes.delete_summary(conn, summary_id, actor=actor)
+        case DeleteSession(session_id=session_id, actor=actor):
+            return writes.delete_session(conn, session_id, actor=actor)
+        case EnsureVectorTable(dim=dim, model=model):
+            return vectors.ensure_vector_table(conn, dim, model)
+        case StoreVectors(vectors=rows):
+            return vectors.upsert_vectors(conn, rows)
+        case StoreHookEvent():
+            fields = attrs.asdict(msg, recurse=False)
+            del fields["reply"]
+            return capture.record_hook_event(conn, **fields)
+        case Stop():
+            return None
+        case _:
+            assert_never(msg)
+
+
+def _failure(msg: Inbox, exc: Exception) -> MemliteError:
+    if isinstance(exc, MemliteError):
+        return exc
+    error = StorageError(f"{type(msg).__name__} failed: {exc}")
+    error.__cause__ = exc
+    return error
+
+
+def commit_batch(conn: apsw.Connection, batch: Sequence[Inbox]) -> list[Any]:
+    """Run ``batch`` in one ``BEGIN IMMEDIATE`` transaction, a savepoint per message.
+
+    A message that raises has only its own savepoint rolled back; its outcome is the
+    error and the others still commit. Returns one outcome (answer or error) per message.
+
+    Raises:
+        apsw.Error: the transaction as a whole failed (lock, disk full, I/O, or SQLite
+            rolled it back itself); nothing of the batch was committed.
+    """
+    outcomes: list[Any] = []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for msg in batch:
+            try:
+                with conn:  # a savepoint, since a transaction is open
+                    outcomes.append(_apply(conn, msg))
+            except Exception as exc:
+                if not conn.in_transaction:
+                    raise  # SQLite abandoned the transaction: the earlier work is gone too
+                outcomes.append(_failure(msg, exc))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return outcomes
+
+
+@attrs.frozen(kw_only=True)
+class StorageStatistics:
+    """Counters since start: batches committed, messages handled, failed messages."""
+
+    batches: int
+    messages: int
+    failed: int
+    largest_batch: int
+
+
+# Errors after which the connection is still sound: answer everyone, keep going.
+_TRANSIENT = (apsw.BusyError, apsw.FullError)
+
+
+class StorageActor:
+    """Owns the writer connection; group-commits every write in memlite.
+
+    Mailbox:
+        ``mailbox_size`` (default 256) messages of the ``Inbox`` types above. A full
+        mailbox makes ``send`` wait: that wait is the backpressure on hooks. Every
+        message may carry a ``reply`` channel; it is answered after the commit.
+    Lifecycle:
+        ``run`` opens ``memlite.db`` (checks, WAL, migrations) before reporting its ref,
+        so a started actor has a current schema. It then loops: receive one message,
+        drain up to ``max_batch`` queued ones, commit them in one ``async_run``, answer.
+        A ``Stop`` message, a closed mailbox or cancellation ends it after the batch in
+        hand; queued messages are dropped (their asks raise ``ActorDied``) and the
+        connection is closed (``PRAGMA optimize`` first).
+    Failure:
+        Opening errors (``DataDirError``, ``NotADatabaseError``, ``SchemaTooNewError``,
+        ``MigrationError``) propagate out of ``run`` before it starts. A message that
+        fails (constraint, bad JSON) gets its error as a ``StorageError`` answer; the
+        rest of its batch commits. A batch that fails as a whole answers every sender
+        with a ``StorageError``: after a busy or disk-full error the actor goes on; any
+        other error (I/O, corruption, a bug) also ends the actor so its supervisor
+        reopens the database.
+    Timeouts:
+        Each batch runs shielded from outside cancellation (it is milliseconds of work
+        and must not be left half-answered) under ``batch_timeout`` (default 30 s); past
+        it the query is interrupted, rolled back and the actor fails with
+        ``trio.TooSlowError``. SQLite itself waits at most ``busy_timeout`` (5 s) for a
+        lock held by another process.
+
+    Args:
+        location: the data directory (or a ``*.db`` path).
+        mailbox_size: capacity of the bounded mailbox.
+        max_batch: most messages committed in one transaction.
+        batch_timeout: seconds one batch may take before the actor fails.
+        synchronous: ``"NORMAL"`` (a reply survives a memlite crash) or ``"FULL"`` (it
+            also survives power loss; one fsync per batch).
+    """
+
+    def __init__(
+        self,
+        location: Path | str,
+        *,
+        mailbox_size: int = 256,
+        max_batch: int = 256,
+        batch_timeout: float = 30.0,
+        synchronous: str = "NORMAL",
+    ) -> None:
+        self.location = location
+        self.synchronous = synchronous
+        self.mailbox_size = mailbox_size
+        self.max_batch = max_batch
+        self.batch_timeout = batch_timeout
+        self._batches = self._messages = self._failed = self._largest = 0
+
+    def statistics(self) -> StorageStatistics:
+        return StorageStatistics(
+            batches=self._batches, messages=self._messages, failed=self._failed,
+            largest_batch=self._largest,
+        )
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Open the database, report the ref, then serve batches until stopped."""
+        async with open_writer(self.location, synchronous=self.synchronous) as conn:
+            with Mailbox("storage", size=self.mailbox_size) as mailbox:
+                task_status.started(mailbox.ref)
+                async for first in mailbox:
+                    batch = [first, *mailbox.receive_nowait_batch(self.max_batch - 1)]
+                    await self._commit(conn, batch)
+                    if any(isinstance(msg, Stop) for msg in batch):
+                        log.info("storage actor stopping on request")
+                        break
+
+    async def _commit(self, conn: apsw.Connection, batch: list[Inbox]) -> None:
+        try:
+            with trio.CancelScope(shield=True), trio.fail_after(self.batch_timeout):
+                outcomes = await conn.async_run(commit_batch, conn, batch)
+        except _TRANSIENT as exc:
+            log.warning("storage batch of %d failed, not committed: %s", len(batch), exc)
+            outcomes = [StorageError(f"write not committed: {exc}") for _ in batch]
+        except apsw.Error as exc:
+            log.error("storage batch of %d failed; stopping", len(batch), exc_info=True)
+            self._answer(batch, [StorageError(f"write not committed: {exc}") for _ in batch])
+            raise
+        self._answer(batch, outcomes)
+
+    def _answer(self, batch: Sequence[Inbox], outcomes: Sequence[Any]) -> None:
+        self._batches += 1
+        self._messages += len(batch)
+        self._largest = max(self._largest, len(batch))
+        for msg, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                self._failed += 1
+                if msg.reply is None:
+                    log.warning("%s failed (no one asked): %s", type(msg).__name__, outcome)
+            if msg.reply is None:
+                continue
+            with msg.reply:
+                try:
+                    msg.reply.send_nowait(outcome)
+                except (trio.BrokenResourceError, trio.WouldBlock):
+                    pass  # the asker is gone (or already answered): nothing to tell

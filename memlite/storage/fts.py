@@ -1,0 +1,123 @@
+"""Full-text search over observations, summaries and prompts (FTS5, BM25).
+
+User text never reaches ``MATCH`` as FTS5 syntax. ``fts_query`` splits it on whitespace
+and quotes every token as an FTS5 string (``"tok"``, inner quotes doubled), so ``"``,
+``*``, ``-x``, ``OR``, ``NEAR``, ``(``, ``col:`` and emoji are searched for as text and
+can never raise a syntax error. Control characters are dropped. Tokens are ANDed; when
+that finds nothing and there were several tokens, the search is retried with OR, so a
+long natural-language question still returns its best partial matches.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+import apsw
+
+from memlite.storage.reads import columns, to_record
+from memlite.storage.records import Observation, Prompt, SearchHit, Summary
+
+__all__ = ["MAX_TERMS", "fts_query", "search_observations", "search_prompts", "search_summaries"]
+
+# Bounds the work one query can ask for; nobody types more than this on purpose.
+MAX_TERMS = 32
+
+# BM25 column weights for observations_fts: title, subtitle, narrative, facts, concepts, files.
+_OBS_WEIGHTS = "5.0, 3.0, 1.0, 2.0, 2.0, 1.0"
+
+
+def _terms(text: str) -> list[str]:
+    # Control characters and lone surrogates become spaces: they cannot be meant, and a
+    # NUL would cut the query short inside SQLite.
+    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in text)
+    return cleaned.split()[:MAX_TERMS]
+
+
+def fts_query(text: str, *, any_term: bool = False) -> str | None:
+    """Turn user text into a safe FTS5 query, or None when there is nothing to search.
+
+    Args:
+        text: whatever the user typed.
+        any_term: OR the tokens instead of ANDing them.
+    """
+    tokens = _terms(text)
+    if not tokens:
+        return None
+    quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
+    return (" OR " if any_term else " ").join(quoted)
+
+
+def _search(
+    conn: apsw.Connection, text: str, sql: str, params: tuple[Any, ...], build: Any
+) -> list[SearchHit]:
+    query = fts_query(text)
+    if query is None:
+        return []
+    hits = [build(row) for row in conn.execute(sql, (query, *params))]
+    if not hits and len(_terms(text)) > 1:
+        hits = [build(row) for row in conn.execute(sql, (fts_query(text, any_term=True), *params))]
+    return hits
+
+
+def search_observations(
+    conn: apsw.Connection,
+    text: str,
+    *,
+    project: str | None = None,
+    limit: int = 20,
+    include_superseded: bool = False,
+) -> list[SearchHit]:
+    """Best BM25 matches first; each hit's ``item`` is an ``Observation``."""
+    where = ["observations_fts MATCH ?"]
+    params: list[Any] = []
+    if project is not None:
+        where.append("o.project = ?")
+        params.append(project)
+    if not include_superseded:
+        where.append("o.superseded_by IS NULL")
+    sql = (
+        f"SELECT {columns(Observation, 'o')}, bm25(observations_fts, {_OBS_WEIGHTS}) AS score "
+        "FROM observations_fts JOIN observations AS o ON o.id = observations_fts.rowid "
+        f"WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
+    )
+    return _search(
+        conn, text, sql, (*params, limit),
+        lambda row: SearchHit(to_record(Observation, row[:-1]), row[-1]),
+    )
+
+
+def search_summaries(
+    conn: apsw.Connection, text: str, *, project: str | None = None, limit: int = 20
+) -> list[SearchHit]:
+    """Best BM25 matches first; each hit's ``item`` is a ``Summary``."""
+    project_clause = "AND s.project = ?" if project is not None else ""
+    params = (project, limit) if project is not None else (limit,)
+    sql = (
+        f"SELECT {columns(Summary, 's')}, bm25(summaries_fts) AS score "
+        "FROM summaries_fts JOIN summaries AS s ON s.id = summaries_fts.rowid "
+        f"WHERE summaries_fts MATCH ? {project_clause} ORDER BY score LIMIT ?"
+    )
+    return _search(
+        conn, text, sql, params, lambda row: SearchHit(to_record(Summary, row[:-1]), row[-1])
+    )
+
+
+def search_prompts(
+    conn: apsw.Connection, text: str, *, project: str | None = None, limit: int = 20
+) -> list[SearchHit]:
+    """Best BM25 matches first; each hit's ``item`` is a ``Prompt``."""
+    project_clause = (
+        "AND p.session_id IN (SELECT id FROM sessions WHERE project = ?)"
+        if project is not None
+        else ""
+    )
+    params = (project, limit) if project is not None else (limit,)
+    sql = (
+        f"SELECT {columns(Prompt, 'p')}, bm25(prompts_fts) AS score "
+        "FROM prompts_fts JOIN user_prompts AS p ON p.id = prompts_fts.rowid "
+        f"WHERE prompts_fts MATCH ? {project_clause} ORDER BY score LIMIT ?"
+    )
+    return _search(
+        conn, text, sql, params, lambda row: SearchHit(to_record(Prompt, row[:-1]), row[-1])
+    )

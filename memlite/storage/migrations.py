@@ -1,0 +1,156 @@
+"""Schema migrations: numbered functions, each applied in one transaction with its record.
+
+A migration is a plain function ``mNNN_name(conn)`` registered with ``@migration``. The
+runner applies the missing ones in order; each runs inside its own ``BEGIN IMMEDIATE``
+transaction together with its row in ``schema_migrations`` and the new
+``PRAGMA user_version``, so after a crash or an error a database is always exactly at one
+version, never between two. ``user_version`` is the source of truth (it lives in the file
+header and is cheap to read before touching anything); ``schema_migrations`` is the
+human-readable history.
+
+Rules for writing one:
+
+* Never edit a migration that has been released; add a new one.
+* Do not commit, roll back or change ``journal_mode`` inside it (the runner owns the
+  transaction); DDL is transactional in SQLite, so a failure undoes everything.
+* Test it from a blank database and from every released schema (``tests/storage``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import apsw
+import attrs
+
+from memlite.errors import MigrationError, SchemaTooNewError
+from memlite.storage import schema
+from memlite.storage.timestamps import now_ms, to_iso
+
+__all__ = [
+    "MIGRATIONS",
+    "Migration",
+    "check_not_too_new",
+    "latest_version",
+    "migrate",
+    "migration",
+    "schema_version",
+]
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^m(\d{3})_(\w+)$")
+
+
+@attrs.frozen
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[apsw.Connection], None]
+
+
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Callable[[apsw.Connection], None]) -> Callable[[apsw.Connection], None]:
+    """Register ``fn`` (named ``mNNN_name``) as the migration to version NNN."""
+    match = _NAME.match(fn.__name__)
+    if match is None:
+        raise ValueError(f"migration {fn.__name__!r} must be named mNNN_name")
+    version = int(match.group(1))
+    expected = len(MIGRATIONS) + 1
+    if version != expected:
+        raise ValueError(f"migration {fn.__name__} is version {version}, expected {expected}")
+    MIGRATIONS.append(Migration(version=version, name=match.group(2), apply=fn))
+    return fn
+
+
+def latest_version(migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """The version a database has after every migration in ``migrations``."""
+    return migrations[-1].version if migrations else 0
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    """The database's ``PRAGMA user_version`` (0 for a blank database)."""
+    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+
+
+def check_not_too_new(
+    conn: apsw.Connection, path: Path | str, migrations: Sequence[Migration] = MIGRATIONS
+) -> int:
+    """Return the schema version, or raise if a newer memlite wrote this database.
+
+    Raises:
+        SchemaTooNewError: the version is above the latest this memlite knows.
+    """
+    version = schema_version(conn)
+    latest = latest_version(migrations)
+    if version > latest:
+        raise SchemaTooNewError(
+            f"{path} was written by a newer memlite (schema version {version}; this memlite "
+            f"knows up to {latest}). Upgrade memlite to use it; the file was not changed."
+        )
+    return version
+
+
+def migrate(
+    conn: apsw.Connection,
+    path: Path | str = "<database>",
+    migrations: Sequence[Migration] = MIGRATIONS,
+) -> list[int]:
+    """Apply every migration the database lacks, each in its own transaction.
+
+    Args:
+        conn: a connection with no transaction open.
+        path: the file, for error messages.
+        migrations: the registry (tests pass their own to inject failures).
+
+    Returns:
+        The versions applied, in order (empty when already current).
+
+    Raises:
+        SchemaTooNewError: the database is newer than ``migrations``; nothing is touched.
+        MigrationError: a migration failed; it was rolled back, the earlier ones stay.
+    """
+    applied: list[int] = []
+    current = check_not_too_new(conn, path, migrations)
+    for step in migrations:
+        if step.version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL"
+                ") STRICT"
+            )
+            step.apply(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (step.version, step.name, to_iso(now_ms())),
+            )
+            # PRAGMA takes no bound parameters; the version is an int we control.
+            conn.execute(f"PRAGMA user_version = {int(step.version)}")
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if not isinstance(exc, Exception):
+                raise
+            raise MigrationError(
+                f"migration {step.version:03d}_{step.name} failed on {path} and was rolled "
+                f"back (the database stays at version {current}): {exc}"
+            ) from exc
+        log.info("applied migration %03d_%s to %s", step.version, step.name, path)
+        applied.append(step.version)
+        current = step.version
+    return applied
+
+
+@migration
+def m001_init(conn: apsw.Connection) -> None:
+    """Sessions, prompts, the event queue, observations, summaries, audit, FTS5."""
+    conn.execute(schema.M001_INIT)

@@ -1,0 +1,218 @@
+"""Read functions: plain sync calls that return frozen records.
+
+They run on a reader connection (``await reader.async_run(get_observation, reader, 7)``)
+or on the writer inside a batch. Column lists are spelled out from the record's fields so
+a schema change that a record does not know about is an error here, not a silent shift.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+import apsw
+import attrs
+
+from memlite.storage.records import (
+    AuditEntry,
+    Event,
+    Observation,
+    Prompt,
+    Session,
+    Summary,
+    decode_list,
+)
+
+__all__ = [
+    "audit_entries",
+    "count_events",
+    "count_observations",
+    "get_event",
+    "get_observation",
+    "get_observations",
+    "get_prompts",
+    "get_session",
+    "get_summary",
+    "pending_events",
+    "recent_observations",
+    "recent_sessions",
+    "recent_summaries",
+    "session_observations",
+    "table_counts",
+]
+
+R = TypeVar("R")
+
+_JSON_LIST_FIELDS = frozenset({"facts", "concepts", "files_read", "files_modified"})
+
+
+def columns(cls: type[Any], alias: str = "") -> str:
+    """The record's fields as a SELECT list (optionally qualified with ``alias.``)."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + f.name for f in attrs.fields(cls))
+
+
+def to_record(cls: type[R], row: Sequence[Any]) -> R:
+    """Build a record from a row selected with ``columns(cls)``."""
+    values = dict(zip((f.name for f in attrs.fields(cls)), row, strict=True))
+    if cls is Observation:
+        for name in _JSON_LIST_FIELDS:
+            values[name] = decode_list(values[name])
+        values["source_event_ids"] = tuple(int(i) for i in json.loads(values["source_event_ids"]))
+    return cls(**values)
+
+
+def _all(conn: apsw.Connection, cls: type[R], where: str, params: Any = ()) -> list[R]:
+    table = _TABLES[cls]
+    sql = f"SELECT {columns(cls)} FROM {table} {where}"
+    return [to_record(cls, row) for row in conn.execute(sql, params)]
+
+
+def _first(conn: apsw.Connection, cls: type[R], where: str, params: Any = ()) -> R | None:
+    rows = _all(conn, cls, where, params)
+    return rows[0] if rows else None
+
+
+_TABLES: dict[type[Any], str] = {
+    Session: "sessions",
+    Prompt: "user_prompts",
+    Event: "events",
+    Observation: "observations",
+    Summary: "summaries",
+    AuditEntry: "audit_log",
+}
+
+
+# --- sessions, prompts, events ----------------------------------------------------------
+
+
+def get_session(conn: apsw.Connection, session_id: str) -> Session | None:
+    return _first(conn, Session, "WHERE id = ?", (session_id,))
+
+
+def recent_sessions(
+    conn: apsw.Connection, *, project: str | None = None, limit: int = 20
+) -> list[Session]:
+    """Newest first; all projects when ``project`` is None."""
+    if project is None:
+        return _all(conn, Session, "ORDER BY started_at_epoch DESC, id LIMIT ?", (limit,))
+    return _all(
+        conn, Session, "WHERE project = ? ORDER BY started_at_epoch DESC, id LIMIT ?",
+        (project, limit),
+    )
+
+
+def get_prompts(conn: apsw.Connection, session_id: str) -> list[Prompt]:
+    """A session's prompts in order."""
+    return _all(conn, Prompt, "WHERE session_id = ? ORDER BY prompt_number", (session_id,))
+
+
+def get_event(conn: apsw.Connection, event_id: int) -> Event | None:
+    return _first(conn, Event, "WHERE id = ?", (event_id,))
+
+
+def pending_events(
+    conn: apsw.Connection, *, session_id: str | None = None, limit: int = 100
+) -> list[Event]:
+    """Events still waiting for the observer, oldest first (one session, or all)."""
+    if session_id is None:
+        return _all(conn, Event, "WHERE status = 'pending' ORDER BY id LIMIT ?", (limit,))
+    return _all(
+        conn, Event, "WHERE session_id = ? AND status = 'pending' ORDER BY id LIMIT ?",
+        (session_id, limit),
+    )
+
+
+# --- observations and summaries ---------------------------------------------------------
+
+
+def get_observation(conn: apsw.Connection, observation_id: int) -> Observation | None:
+    return _first(conn, Observation, "WHERE id = ?", (observation_id,))
+
+
+def get_observations(conn: apsw.Connection, ids: Iterable[int]) -> list[Observation]:
+    """The observations with these ids, in the order asked (missing ids are skipped)."""
+    wanted = [int(i) for i in ids]
+    found = {
+        obs.id: obs
+        for obs in _all(
+            conn, Observation, "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(wanted),),
+        )
+    }
+    return [found[i] for i in wanted if i in found]
+
+
+def recent_observations(
+    conn: apsw.Connection,
+    project: str,
+    *,
+    limit: int = 20,
+    include_superseded: bool = False,
+) -> list[Observation]:
+    """A project's newest observations first (superseded ones hidden by default)."""
+    live = "" if include_superseded else "AND superseded_by IS NULL"
+    return _all(
+        conn, Observation,
+        f"WHERE project = ? {live} ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
+        (project, limit),
+    )
+
+
+def session_observations(conn: apsw.Connection, session_id: str) -> list[Observation]:
+    """A session's observations in the order they were stored."""
+    return _all(conn, Observation, "WHERE session_id = ? ORDER BY id", (session_id,))
+
+
+def get_summary(conn: apsw.Connection, summary_id: int) -> Summary | None:
+    return _first(conn, Summary, "WHERE id = ?", (summary_id,))
+
+
+def recent_summaries(conn: apsw.Connection, project: str, *, limit: int = 5) -> list[Summary]:
+    """A project's newest summaries first."""
+    return _all(
+        conn, Summary, "WHERE project = ? ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
+        (project, limit),
+    )
+
+
+def audit_entries(conn: apsw.Connection, *, limit: int = 100) -> list[AuditEntry]:
+    """The newest audit entries first."""
+    return _all(conn, AuditEntry, "ORDER BY id DESC LIMIT ?", (limit,))
+
+
+# --- counts -----------------------------------------------------------------------------
+
+
+def count_events(
+    conn: apsw.Connection, *, status: str | None = None, session_id: str | None = None
+) -> int:
+    """How many events, optionally only with ``status`` and/or in one session."""
+    clauses, params = [], []
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status)
+    if session_id is not None:
+        clauses.append("session_id = ?")
+        params.append(session_id)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    return conn.execute(f"SELECT count(*) FROM events {where}", params).fetchall()[0][0]
+
+
+def count_observations(conn: apsw.Connection, *, project: str | None = None) -> int:
+    """How many observations (superseded included), optionally in one project."""
+    if project is None:
+        return conn.execute("SELECT count(*) FROM observations").fetchall()[0][0]
+    return conn.execute(
+        "SELECT count(*) FROM observations WHERE project = ?", (project,)
+    ).fetchall()[0][0]
+
+
+def table_counts(conn: apsw.Connection) -> dict[str, int]:
+    """Row counts of every main table, for status pages and tests."""
+    return {
+        table: conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        for table in ("sessions", "user_prompts", "events", "observations", "summaries",
+                      "audit_log")
+    }

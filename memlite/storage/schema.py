@@ -1,0 +1,229 @@
+"""The SQL of each schema version, kept apart from the code that applies it.
+
+Conventions (why they are so):
+
+* Tables are ``STRICT``: a wrong type is an error at write time, not a surprise at read time.
+* Every timestamp is stored twice: ``*_at`` ISO 8601 UTC for people and the dashboard, and
+  ``*_at_epoch`` in milliseconds for ordering and ranges (integers compare and index well).
+* JSON columns hold arrays or objects as text and are checked with ``json_valid``.
+* Children of a session (prompts, events, observations, summaries) are deleted with it
+  (``ON DELETE CASCADE``); ``superseded_by`` becomes NULL when the newer observation goes.
+  A child that arrives first creates a stub session (a trigger), never an error.
+* FTS5 tables use external content (the row lives once, in its table) and are kept in sync
+  by triggers, so every write path (including cascaded deletes) updates the index. The
+  observations index reads through a view because its ``files`` column joins two columns.
+* ``events.dedup_key`` is what makes capture idempotent: ``t:<tool_use_id>`` when the hook
+  has a tool_use_id, otherwise ``h:<content hash>``; it is unique per session.
+* The vec0 table is not here: its dimension depends on the embedder (see ``vectors.py``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["M001_INIT"]
+
+_OBS_FTS_COLUMNS = "title, subtitle, narrative, facts, concepts, files"
+
+
+def _obs_fts_values(alias: str) -> str:
+    return (
+        f"{alias}.title, {alias}.subtitle, {alias}.narrative, {alias}.facts, {alias}.concepts, "
+        f"{alias}.files_read || ' ' || {alias}.files_modified"
+    )
+
+
+def _stub_session_triggers() -> str:
+    return "\n".join(
+        f"CREATE TRIGGER {table}_stub_session BEFORE INSERT ON {table}\n"
+        "WHEN NOT EXISTS (SELECT 1 FROM sessions WHERE id = new.session_id) BEGIN\n"
+        "    INSERT INTO sessions (id, started_at, started_at_epoch)\n"
+        "    VALUES (new.session_id, new.created_at, new.created_at_epoch);\n"
+        "END;"
+        for table in ("user_prompts", "events", "observations", "summaries")
+    )
+
+
+_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
+
+M001_INIT = f"""
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+    id                 TEXT PRIMARY KEY,          -- Claude Code's session id
+    project            TEXT,                      -- git top-level directory: the identity
+    project_name       TEXT,                      -- for display
+    cwd                TEXT,
+    branch             TEXT,
+    commit_sha         TEXT,
+    source             TEXT,                      -- startup | resume | clear | compact
+    transcript_path    TEXT,
+    status             TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed')),
+    started_at         TEXT NOT NULL,
+    started_at_epoch   INTEGER NOT NULL,
+    completed_at       TEXT,
+    completed_at_epoch INTEGER,
+    prompt_count       INTEGER NOT NULL DEFAULT 0,
+    sdk_session_id     TEXT                       -- the observer's conversation
+) STRICT;
+CREATE INDEX sessions_project_started ON sessions (project, started_at_epoch);
+CREATE INDEX sessions_status ON sessions (status);
+
+CREATE TABLE user_prompts (
+    id               INTEGER PRIMARY KEY,
+    session_id       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    prompt_number    INTEGER NOT NULL,
+    prompt_text      TEXT NOT NULL,               -- '' means the prompt was private
+    created_at       TEXT NOT NULL,
+    created_at_epoch INTEGER NOT NULL,
+    UNIQUE (session_id, prompt_number)
+) STRICT;
+
+CREATE TABLE events (
+    id               INTEGER PRIMARY KEY,
+    session_id       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    event_name       TEXT NOT NULL,
+    tool_name        TEXT,
+    tool_use_id      TEXT,
+    payload          TEXT NOT NULL,               -- JSON, written by json.dumps only
+    content_hash     TEXT NOT NULL,
+    dedup_key        TEXT NOT NULL
+                     GENERATED ALWAYS AS (coalesce('t:' || tool_use_id, 'h:' || content_hash)),
+    status           TEXT NOT NULL DEFAULT 'pending'
+                     CHECK (status IN ('pending', 'processing', 'done', 'skipped')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    created_at       TEXT NOT NULL,
+    created_at_epoch INTEGER NOT NULL,
+    updated_at_epoch INTEGER NOT NULL,
+    UNIQUE (session_id, dedup_key)
+) STRICT;
+-- One index serves the queue's questions (pending events, of one session or of all);
+-- (session_id, dedup_key) above serves the foreign key and per-session counts.
+CREATE INDEX events_status ON events (status, session_id, id);
+
+CREATE TABLE observations (
+    id               INTEGER PRIMARY KEY,
+    session_id       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    project          TEXT NOT NULL,
+    branch           TEXT,
+    commit_sha       TEXT,
+    type             TEXT NOT NULL,
+    title            TEXT NOT NULL,
+    subtitle         TEXT NOT NULL DEFAULT '',
+    narrative        TEXT NOT NULL DEFAULT '',
+    facts            TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(facts)),
+    concepts         TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(concepts)),
+    files_read       TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(files_read)),
+    files_modified   TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(files_modified)),
+    source_event_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(source_event_ids)),
+    superseded_by    INTEGER REFERENCES observations (id) ON DELETE SET NULL,
+    backend          TEXT NOT NULL,               -- 'ai' or 'rules'
+    content_hash     TEXT NOT NULL UNIQUE,
+    created_at       TEXT NOT NULL,
+    created_at_epoch INTEGER NOT NULL
+) STRICT;
+CREATE INDEX observations_project_created ON observations (project, created_at_epoch);
+CREATE INDEX observations_session ON observations (session_id);
+-- Needed by the foreign key: deleting an observation looks up the ones it superseded.
+CREATE INDEX observations_superseded_by ON observations (superseded_by)
+    WHERE superseded_by IS NOT NULL;
+
+CREATE TABLE summaries (
+    id               INTEGER PRIMARY KEY,
+    session_id       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    project          TEXT NOT NULL,
+    request          TEXT NOT NULL DEFAULT '',
+    investigated     TEXT NOT NULL DEFAULT '',
+    learned          TEXT NOT NULL DEFAULT '',
+    completed        TEXT NOT NULL DEFAULT '',
+    next_steps       TEXT NOT NULL DEFAULT '',
+    created_at       TEXT NOT NULL,
+    created_at_epoch INTEGER NOT NULL
+) STRICT;
+CREATE INDEX summaries_project_created ON summaries (project, created_at_epoch);
+CREATE INDEX summaries_session ON summaries (session_id);
+
+-- A child row that arrives before its SessionStart (a spool drained after a restart, a
+-- worker started mid-session) gets a stub session, filled in when SessionStart comes: the
+-- durable queue must never refuse an event. Done in SQL so every write path gets it, and
+-- because it is several times cheaper than a separate statement per row.
+{_stub_session_triggers()}
+
+CREATE TABLE audit_log (
+    id       INTEGER PRIMARY KEY,
+    at       TEXT NOT NULL,
+    at_epoch INTEGER NOT NULL,
+    actor    TEXT NOT NULL,                       -- who: 'user', 'api', 'worker', ...
+    action   TEXT NOT NULL,
+    target   TEXT NOT NULL,
+    detail   TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(detail))
+) STRICT;
+CREATE INDEX audit_log_at ON audit_log (at_epoch);
+
+-- Full-text search: external content, kept in sync by triggers.
+CREATE VIEW observations_fts_source AS
+    SELECT id, title, subtitle, narrative, facts, concepts,
+           files_read || ' ' || files_modified AS files
+    FROM observations;
+CREATE VIRTUAL TABLE observations_fts USING fts5 (
+    {_OBS_FTS_COLUMNS},
+    content = 'observations_fts_source', content_rowid = 'id', {_TOKENIZE}
+);
+CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations BEGIN
+    INSERT INTO observations_fts (rowid, {_OBS_FTS_COLUMNS})
+    VALUES (new.id, {_obs_fts_values("new")});
+END;
+CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations BEGIN
+    INSERT INTO observations_fts (observations_fts, rowid, {_OBS_FTS_COLUMNS})
+    VALUES ('delete', old.id, {_obs_fts_values("old")});
+END;
+CREATE TRIGGER observations_fts_update
+AFTER UPDATE OF title, subtitle, narrative, facts, concepts, files_read, files_modified
+ON observations BEGIN
+    INSERT INTO observations_fts (observations_fts, rowid, {_OBS_FTS_COLUMNS})
+    VALUES ('delete', old.id, {_obs_fts_values("old")});
+    INSERT INTO observations_fts (rowid, {_OBS_FTS_COLUMNS})
+    VALUES (new.id, {_obs_fts_values("new")});
+END;
+
+CREATE VIRTUAL TABLE summaries_fts USING fts5 (
+    request, investigated, learned, completed, next_steps,
+    content = 'summaries', content_rowid = 'id', {_TOKENIZE}
+);
+CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
+    INSERT INTO summaries_fts (rowid, request, investigated, learned, completed, next_steps)
+    VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps);
+END;
+CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
+    INSERT INTO summaries_fts (summaries_fts, rowid,
+                               request, investigated, learned, completed, next_steps)
+    VALUES ('delete', old.id,
+            old.request, old.investigated, old.learned, old.completed, old.next_steps);
+END;
+CREATE TRIGGER summaries_fts_update
+AFTER UPDATE OF request, investigated, learned, completed, next_steps ON summaries BEGIN
+    INSERT INTO summaries_fts (summaries_fts, rowid,
+                               request, investigated, learned, completed, next_steps)
+    VALUES ('delete', old.id,
+            old.request, old.investigated, old.learned, old.completed, old.next_steps);
+    INSERT INTO summaries_fts (rowid, request, investigated, learned, completed, next_steps)
+    VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps);
+END;
+
+CREATE VIRTUAL TABLE prompts_fts USING fts5 (
+    prompt_text, content = 'user_prompts', content_rowid = 'id', {_TOKENIZE}
+);
+CREATE TRIGGER prompts_fts_insert AFTER INSERT ON user_prompts BEGIN
+    INSERT INTO prompts_fts (rowid, prompt_text) VALUES (new.id, new.prompt_text);
+END;
+CREATE TRIGGER prompts_fts_delete AFTER DELETE ON user_prompts BEGIN
+    INSERT INTO prompts_fts (prompts_fts, rowid, prompt_text)
+    VALUES ('delete', old.id, old.prompt_text);
+END;
+CREATE TRIGGER prompts_fts_update AFTER UPDATE OF prompt_text ON user_prompts BEGIN
+    INSERT INTO prompts_fts (prompts_fts, rowid, prompt_text)
+    VALUES ('delete', old.id, old.prompt_text);
+    INSERT INTO prompts_fts (rowid, prompt_text) VALUES (new.id, new.prompt_text);
+END;
+"""

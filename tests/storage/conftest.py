@@ -1,0 +1,52 @@
+"""Fixtures for storage tests: a migrated database in the test's data directory."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+import pytest
+
+from memlite import storage
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_db_threads():
+    """Fail a test that leaves an async connection's worker thread running.
+
+    APSW's worker threads are not daemons: one leaked connection keeps the process alive.
+    """
+    yield
+    leaked = [t.name for t in threading.enumerate() if t.name.startswith("memlite-db-")]
+    assert not leaked, f"database connections left open: {leaked}"
+
+
+@pytest.fixture
+def db(data_dir):
+    """A migrated synchronous writer connection on ``data_dir/memlite.db``."""
+    conn = storage.connect(data_dir)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def file_hash():
+    """``file_hash(path)``: the SHA-256 of a file's bytes, to prove it was not touched."""
+
+    def digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    return digest
+
+
+@pytest.fixture
+def add_observation(db):
+    """``add_observation(**fields)``: store one with sensible defaults, return its id."""
+
+    def add(**overrides) -> int:
+        fields = {"session_id": "s1", "project": "/repo/a", "type": "discovery", "title": "t"}
+        fields.update(overrides)
+        return storage.insert_observation(db, storage.NewObservation(**fields)).id
+
+    return add
