@@ -11,9 +11,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memlite import __version__
 from memlite.errors import MemliteError
+
+if TYPE_CHECKING:
+    from memlite.lifecycle import WorkerInfo
 
 __all__ = ["build_parser", "main"]
 
@@ -40,6 +45,191 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker_line(head: str, info: WorkerInfo) -> str:
+    return f"{head}: pid {info.pid}, port {info.port}, url {info.url}"
+
+
+def _uptime(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _cmd_worker_start(args: argparse.Namespace) -> int:
+    from memlite.config import load_settings
+    from memlite.spawn import start_worker
+
+    result = start_worker(load_settings().data_dir, timeout=args.timeout)
+    info = result.info
+    assert info is not None  # start_worker waits for readiness
+    if args.json:
+        replaced = result.replaced.to_json() if result.replaced else None
+        print(json.dumps({**info.to_json(), "url": info.url, "started": result.started,
+                          "replaced": replaced}))
+    elif result.replaced:
+        old = result.replaced
+        print(_worker_line("worker started", info)
+              + f" (replaced version {old.version}, pid {old.pid})")
+    else:
+        print(_worker_line("worker started" if result.started else "worker already running", info))
+    return 0
+
+
+def _cmd_worker_stop(args: argparse.Namespace) -> int:
+    from memlite.config import default_data_dir
+    from memlite.spawn import stop_worker
+
+    info = stop_worker(default_data_dir(), grace=args.timeout)
+    print(f"worker stopped: pid {info.pid}" if info else "worker not running")
+    return 0
+
+
+def _cmd_worker_status(args: argparse.Namespace) -> int:
+    from memlite.config import default_data_dir
+    from memlite.lifecycle import find_worker, probe_ready
+
+    info = find_worker(default_data_dir())
+    answering = info is not None and probe_ready(info.port, pid=info.pid)
+    if args.json:
+        extra = {"url": info.url, "uptimeSeconds": round(info.uptime(), 3),
+                 "answering": answering} if info else {}
+        print(json.dumps({"running": info is not None, **(info.to_json() if info else {}),
+                          **extra}))
+    elif info is None:
+        print("worker not running")
+    else:
+        print(f"worker running: pid {info.pid}, port {info.port}, version {info.version}, "
+              f"uptime {_uptime(info.uptime())}, url {info.url}"
+              + ("" if answering else " (not answering)"))
+    return 0 if info is not None else 1
+
+
+def _cmd_worker_restart(args: argparse.Namespace) -> int:
+    from memlite.config import load_settings
+    from memlite.spawn import stop_worker
+
+    stop_worker(load_settings().data_dir)
+    return _cmd_worker_start(args)
+
+
+def _cmd_worker_run(args: argparse.Namespace) -> int:
+    from memlite.worker import run
+
+    return run(args.data_dir)
+
+
+def _add_worker_commands(sub: argparse._SubParsersAction) -> None:
+    worker = sub.add_parser("worker", help="start, stop or inspect the background worker")
+    commands = worker.add_subparsers(dest="worker_command", metavar="ACTION", required=True)
+
+    start = commands.add_parser("start", help="start the worker (if needed) and wait until ready")
+    start.add_argument("--timeout", type=float, default=20.0, help="seconds to wait (default 20)")
+    start.add_argument("--json", action="store_true", help="print JSON")
+    start.set_defaults(func=_cmd_worker_start)
+
+    stop = commands.add_parser("stop", help="stop the worker (SIGTERM, then SIGKILL)")
+    stop.add_argument("--timeout", type=float, default=5.0,
+                      help="seconds before SIGKILL (default 5)")
+    stop.set_defaults(func=_cmd_worker_stop)
+
+    status = commands.add_parser("status", help="is the worker running? (exit 0 yes, 1 no)")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(func=_cmd_worker_status)
+
+    restart = commands.add_parser("restart", help="stop, then start the worker")
+    restart.add_argument("--timeout", type=float, default=20.0, help="seconds to wait (default 20)")
+    restart.add_argument("--json", action="store_true", help="print JSON")
+    restart.set_defaults(func=_cmd_worker_restart)
+
+    run = commands.add_parser("run", help="run the worker in the foreground (what start runs)")
+    run.add_argument("--data-dir", type=Path, default=None,
+                     help="data directory (default: $MEMLITE_DATA_DIR or ~/.memlite)")
+    run.set_defaults(func=_cmd_worker_run)
+
+
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    """Start the worker if needed, ask it for a one-time login URL with the token, print it."""
+    import http.client
+
+    from memlite.config import load_settings
+    from memlite.errors import WorkerError
+    from memlite.http.credentials import load_or_create_token
+    from memlite.spawn import start_worker
+
+    data_dir = load_settings().data_dir
+    info = start_worker(data_dir, timeout=args.timeout).info
+    assert info is not None  # start_worker waits for readiness
+    token = load_or_create_token(data_dir)
+    conn = http.client.HTTPConnection("127.0.0.1", info.port, timeout=5)
+    try:
+        conn.request("POST", "/api/auth/login-link", body=b"",
+                     headers={"Authorization": f"Bearer {token}"})
+        response = conn.getresponse()
+        status, body = response.status, response.read()
+    except OSError as exc:
+        raise WorkerError(f"cannot reach the worker on port {info.port}: {exc}") from None
+    finally:
+        conn.close()
+    if status == 401:
+        raise WorkerError("the worker does not accept this install's token; run "
+                          "`memlite worker restart` and try again")
+    try:
+        url = json.loads(body)["url"] if status == 200 else None
+    except (ValueError, KeyError, TypeError):
+        url = None
+    if not isinstance(url, str):
+        raise WorkerError(f"the worker did not give a login link (HTTP {status}: "
+                          f"{body[:200].decode('utf-8', 'replace')})")
+    if args.json:
+        print(json.dumps({"url": url, "port": info.port, "pid": info.pid}))
+    else:
+        print(f"Open this link in your browser within 5 minutes (it works once):\n{url}")
+    return 0
+
+
+def _cmd_context(args: argparse.Namespace) -> int:
+    """Print the SessionStart block of a project, read straight from the database.
+
+    It opens its own query-only connection (WAL lets it read beside a running worker), so
+    it needs no worker and shows exactly what ``GET /api/context`` would answer.
+    """
+    import os
+
+    from memlite.config import load_settings
+    from memlite.context import ContextBlock, build_context_for, project_root
+    from memlite.storage import connect, db_path
+
+    settings = load_settings()
+    project = os.path.abspath(args.project or os.getcwd())
+    root = project_root(project)
+    if not db_path(settings.data_dir).exists():
+        block = ContextBlock(project=root, text="", budget=settings.context_max_chars,
+                             reason=f"no memory database in {settings.data_dir} yet")
+    else:
+        conn = connect(settings.data_dir, writer=False)
+        try:
+            block = build_context_for(conn, project, settings)
+        finally:
+            conn.close()
+    if args.json:
+        print(json.dumps(block.to_json(), indent=2))
+    elif block.text:
+        print(block.text)
+    else:
+        print(f"memlite: empty context: {block.reason}", file=sys.stderr)
+    return 0
+
+
+def _add_context_command(sub: argparse._SubParsersAction) -> None:
+    context = sub.add_parser("context", help="print the context block a new session of a "
+                                             "project would receive")
+    context.add_argument("--project", default=None,
+                         help="any folder of the project (default: the current directory)")
+    context.add_argument("--json", action="store_true",
+                         help="print the whole record (layers, omitted, reason) as JSON")
+    context.set_defaults(func=_cmd_context)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memlite", description="Memory for Claude Code.")
     parser.add_argument("--version", action="version", version=f"memlite {__version__}")
@@ -52,6 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
     settings = sub.add_parser("settings", help="show every setting, its value and where it came from")
     settings.add_argument("--json", action="store_true", help="print JSON")
     settings.set_defaults(func=_cmd_settings)
+
+    _add_worker_commands(sub)
+    _add_context_command(sub)
+
+    dashboard = sub.add_parser("dashboard", help="print a one-time login link to the dashboard")
+    dashboard.add_argument("--timeout", type=float, default=20.0,
+                           help="seconds to wait for the worker (default 20)")
+    dashboard.add_argument("--json", action="store_true", help="print JSON")
+    dashboard.set_defaults(func=_cmd_dashboard)
     return parser
 
 

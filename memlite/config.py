@@ -168,7 +168,8 @@ SPECS: tuple[Setting, ...] = (
             doc="auto: Claude when available, else rules"),
     Setting(key="OBSERVER_MODEL", default="claude-haiku-4-5", parse=_name(),
             doc="model of the observer conversation"),
-    Setting(key="EMBEDDER", default="auto", parse=_choice("auto", "wordllama", "minilm", "ollama", "none"),
+    Setting(key="EMBEDDER", default="auto",
+            parse=_choice("auto", "wordllama", "minilm", "ollama", "none"),
             doc="embedding backend for semantic search"),
     Setting(key="OLLAMA_URL", default="http://127.0.0.1:11434", parse=_loopback_url,
             doc="Ollama server (loopback only)"),
@@ -212,7 +213,9 @@ def ensure_data_dir(path: Path) -> Path:
             "Set MEMLITE_DATA_DIR to a directory you can write."
         ) from None
     if not path.is_dir():
-        raise DataDirError(f"data directory {path} is not a directory. Set MEMLITE_DATA_DIR elsewhere.")
+        raise DataDirError(
+            f"data directory {path} is not a directory. Set MEMLITE_DATA_DIR elsewhere."
+        )
     try:
         with tempfile.TemporaryFile(dir=path):
             pass
@@ -232,7 +235,9 @@ def _validate(key: str, raw: object, origin: str) -> Any:
     try:
         return _BY_KEY[key].parse(raw)
     except ValueError as exc:
-        raise ConfigError(f"setting {key} has an invalid value {raw!r} (from {origin}): {exc}") from None
+        raise ConfigError(
+            f"setting {key} has an invalid value {raw!r} (from {origin}): {exc}"
+        ) from None
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -280,7 +285,8 @@ def _jsonable(value: Any) -> Any:
 
 @attrs.frozen
 class Settings:
-    """Validated settings. Read a value as ``settings.worker_port`` or ``settings["WORKER_PORT"]``."""
+    """Validated settings: read a value as ``settings.worker_port`` or ``settings["WORKER_PORT"]``.
+    """
 
     data_dir: Path
     values: Mapping[str, Any]
@@ -355,7 +361,8 @@ def save_settings(data_dir: Path, updates: Mapping[str, object],
     """
     for key, raw in updates.items():
         if key not in _BY_KEY:
-            raise ConfigError(f"unknown setting {key!r}; known settings: {', '.join(sorted(_BY_KEY))}")
+            known = ", ".join(sorted(_BY_KEY))
+            raise ConfigError(f"unknown setting {key!r}; known settings: {known}")
         _validate(key, raw, "the update")
     path = settings_path(data_dir)
     stored = _read_file(path)

@@ -23,11 +23,11 @@ import trio
 from memlite.actors.core import spawn
 from memlite.actors.storage import (
     StartSession,
+    StorageActor,
     StoreEvent,
     StoreObservation,
     StorePrompt,
     StoreSummary,
-    StorageActor,
 )
 from memlite.config import load_settings
 from memlite.storage import (

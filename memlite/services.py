@@ -1,9 +1,9 @@
 """What the worker's parts hand each other: refs to the actors and the worker's own facts.
 
-The root of the worker (``memlite.actors.root``) builds one ``Services`` after its
-supervisor has started the actors, and passes it to the HTTP app and to ingestion. Nothing
-in it owns a nursery: the actors live under the supervisor; this record only holds the refs
-(stable across restarts) and a few values.
+The root of the worker (``memlite.actors.root``) builds one ``Services`` before the actors
+start, from its supervisor's refs, and passes it to the children that need it, the HTTP
+app and ingestion. Nothing in it owns a nursery: the actors live under the supervisor; this
+record only holds the refs (stable across restarts) and a few values.
 
 ``Activity`` is the one piece of shared mutable state: the HTTP front touches it on every
 request and the idle-shutdown actor reads it. It is only touched from the Trio thread.

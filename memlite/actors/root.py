@@ -1,0 +1,221 @@
+"""The root of the worker's task tree: one supervisor over every actor and the HTTP front.
+
+The contract of :func:`run_root` (all ``memlite/worker.py`` relies on)
+    * Serve HTTP on 127.0.0.1:``settings.worker_port`` (never another address).
+    * Call ``task_status.started(port)`` once requests are being answered.
+    * Return after ``shutdown`` is set and everything has stopped cleanly, or return on
+      its own (idle shutdown); the worker then exits 0 and removes its pid file.
+    * Raise ``OSError`` (``EADDRINUSE``) if the port is taken, before touching anything.
+
+Start order (the root ``Supervisor`` starts its children in this order, each once the
+previous one reported it was up)::
+
+    bind 127.0.0.1:port  (fails fast if taken; connections queue until we serve)
+    storage    open memlite.db: checks, WAL, migrations          permanent
+    bus        event fan-out for SSE                              permanent
+    sessions   session supervisor (one actor per Claude session)  permanent
+    reaper     every 60 s: stop idle session actors               permanent
+    idle       no sessions, no requests: set shutdown             transient
+    spool      drain the hook spool, then set ``ready``           temporary
+    http       Hypercorn serving ``create_app(services)``; then drains the spool once
+               more (events spooled while the worker was starting)  transient
+
+Stop order: ``shutdown`` is set (a signal relayed from the worker, or the idle actor).
+Hypercorn stops accepting at once and gives open requests ``graceful_timeout`` (1 s); SSE
+streams end by themselves on ``shutdown``. Then the supervisor stops the children in
+reverse: the storage actor last, so every write already accepted is committed, then the
+database is closed. Finally the reader pool is closed. Each child has a grace (its
+``ChildSpec.shutdown``) before it is cancelled; the worker cancels the whole root
+``SHUTDOWN_GRACE_SECONDS`` (4 s) after the signal in any case.
+
+Failure: children are restarted one-for-one (at most 3 restarts in 5 s, else the
+supervisor escalates and ``run_root`` raises: the worker exits non-zero with the reason
+in its log). A database that cannot be opened therefore fails the start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from functools import partial
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from memlite.actors.bus import EventBus
+from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
+from memlite.actors.idle import IdleShutdown
+from memlite.actors.reaper import Reaper
+from memlite.actors.session import SessionSupervisor
+from memlite.actors.storage import StorageActor
+from memlite.config import Settings
+from memlite.drain import drain_spool
+from memlite.errors import RestartIntensityExceeded
+from memlite.http import create_app, load_or_create_token
+from memlite.lifecycle import HOST, worker_version
+from memlite.services import Services
+from memlite.storage.db import db_path
+from memlite.storage.pool import ReaderPool
+
+__all__ = ["GRACEFUL_TIMEOUT", "WorkerTree", "run_root"]
+
+log = logging.getLogger(__name__)
+
+GRACEFUL_TIMEOUT = 1.0
+"""Seconds Hypercorn gives open requests after ``shutdown`` before closing them."""
+BACKLOG = 128
+
+
+def listen(port: int) -> socket.socket:
+    """Bind and listen on 127.0.0.1:``port`` now, so a taken port fails before anything.
+
+    Raises:
+        OSError: ``EADDRINUSE`` (another program has the port), or another bind error.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Hypercorn does
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((HOST, port))
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class WorkerTree:
+    """The worker's supervisor, its ``Services`` and the start functions of its children.
+
+    Built before anything runs: ``Supervisor.ref(name)`` gives stable refs up front, so
+    ``services`` can be handed to every child that needs it.
+    """
+
+    def __init__(self, settings: Settings, *, token: str, listener: socket.socket) -> None:
+        self.listener = listener
+        self.port: int = listener.getsockname()[1]
+        data_dir = settings.data_dir
+        self.supervisor = Supervisor([
+            ChildSpec(name="storage", start=StorageActor(data_dir).run, shutdown=3.0),
+            ChildSpec(name="bus", start=self._run_bus, shutdown=1.0),
+            ChildSpec(name="sessions", start=self._run_sessions, shutdown=2.0),
+            ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
+            ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
+                      shutdown=1.0),
+            ChildSpec(name="spool", start=self._drain, restart=Restart.TEMPORARY,
+                      shutdown=1.0),
+            ChildSpec(name="http", start=self._serve_http, restart=Restart.TRANSIENT,
+                      shutdown=GRACEFUL_TIMEOUT + 1.0),
+        ], name="root")
+        self.services = Services(
+            settings=settings, data_dir=data_dir, db_path=db_path(data_dir), token=token,
+            version=worker_version(), pid=os.getpid(), started_at=trio.current_time(),
+            started_at_wall_ms=int(time.time() * 1000),
+            storage=self.supervisor.ref("storage"), sessions=self.supervisor.ref("sessions"),
+            bus=self.supervisor.ref("bus"),
+        )
+        self.readers = ReaderPool(self.services.db_path)
+
+    # Each start function builds a fresh actor, so a restarted child starts clean.
+
+    async def _run_bus(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        await EventBus().run(task_status=task_status)
+
+    async def _run_sessions(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        await SessionSupervisor().run(task_status=task_status)
+
+    async def _run_reaper(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        services = self.services
+        reaper = Reaper(services.sessions,
+                        max_idle_seconds=lambda: services.settings.session_idle_minutes * 60)
+        await reaper.run(task_status=task_status)
+
+    async def _run_idle(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        services = self.services
+        idle = IdleShutdown(services.sessions, services.activity, services.shutdown,
+                            idle_seconds=lambda: services.settings.idle_shutdown_minutes * 60)
+        await idle.run(task_status=task_status)
+
+    async def _drain(self, *, task_status: trio.TaskStatus[None]) -> None:
+        """Drain the spool, then declare readiness: the database is open and caught up."""
+        try:
+            await drain_spool(self.services)
+        except Exception:  # an unreadable spool must not keep the worker from serving
+            log.exception("spool drain failed; the spool is kept for the next start")
+        self.services.ready.set()
+        task_status.started()
+
+    async def _serve_http(self, *, task_status: trio.TaskStatus[None]) -> None:
+        config = Config()
+        # Hypercorn takes ownership of the fd it is given: hand it a duplicate, so a
+        # restarted front can serve the same listening socket again.
+        config.bind = [f"fd://{os.dup(self.listener.fileno())}"]
+        config.accesslog = None
+        config.errorlog = log
+        config.graceful_timeout = GRACEFUL_TIMEOUT
+        app = create_app(self.services, readers=self.readers, port=self.port)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(serve, app, config,
+                                        shutdown_trigger=self.services.shutdown.wait))
+            task_status.started()
+            try:
+                await drain_spool(self.services)
+            except Exception:
+                log.exception("late spool drain failed; the spool is kept for the next start")
+
+
+async def _relay(source: trio.Event, target: trio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+async def run_root(settings: Settings, *, shutdown: trio.Event,
+                   task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run the whole tree until ``shutdown`` (or idle); see the module docstring."""
+    with listen(settings.worker_port) as listener:
+        token = await trio.to_thread.run_sync(load_or_create_token, settings.data_dir)
+        tree = WorkerTree(settings, token=token, listener=listener)
+        services = tree.services
+        started = False
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_relay, shutdown, services.shutdown, name="root:relay")
+                await nursery.start(tree.supervisor.run, name="root:supervisor")
+                log.info("serving on http://%s:%d/", HOST, tree.port)
+                started = True
+                task_status.started(tree.port)
+                await services.shutdown.wait()
+                log.info("stopping: %s", "signal" if shutdown.is_set() else "idle")
+                await tree.supervisor.stop()
+                nursery.cancel_scope.cancel(reason="the supervisor stopped")
+        except BaseExceptionGroup as group:
+            raise _one_error(group, started=started) from None
+        finally:
+            with trio.CancelScope(shield=True):
+                await tree.readers.close()
+
+
+def _one_error(group: BaseExceptionGroup[BaseException], *, started: bool) -> BaseException:
+    """The error to raise for a failed tree: the lone error, not a group of one.
+
+    A child that kept failing while the worker was starting (a database that cannot be
+    opened) escalates as ``RestartIntensityExceeded``; the person starting the worker
+    needs its cause (e.g. ``NotADatabaseError``, which says what to do), so that is raised.
+    """
+    leaves = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    if len(leaves) != 1:
+        return group
+    (error,) = leaves
+    if isinstance(error, RestartIntensityExceeded) and not started and error.__cause__:
+        return error.__cause__
+    return error

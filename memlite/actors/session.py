@@ -1,0 +1,413 @@
+"""Session actors: one per Claude Code session, under the session supervisor.
+
+A ``SessionActor`` is where everything about one live Claude Code session happens. For
+now it only counts the events it is told about and keeps its last-activity time; the AI
+observer (a later issue) plugs into ``SessionActor.handle``: it will feed the session's
+pending events to its observer conversation. The events themselves are already durable
+(the ``events`` table is the queue), so a ``Deliver`` is a doorbell, not the data: a
+doorbell that cannot be rung (the session's mailbox is full) loses nothing, the session
+reads its pending events from the database.
+
+The ``SessionSupervisor`` owns every session actor: it starts one on a session's first
+``Deliver``, stops it gracefully on ``EndSession`` or when the reaper finds it idle, and
+answers ``ListSessions`` for ``/api/debug/sessions``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import assert_never
+
+import attrs
+import trio
+
+from memlite.actors.core import ActorRef, Mailbox, Reply
+from memlite.errors import ActorDied, MailboxFull
+
+__all__ = [
+    "CountSessions",
+    "Deliver",
+    "EndSession",
+    "Inbox",
+    "ListSessions",
+    "ReapIdle",
+    "SessionActor",
+    "SessionCount",
+    "SessionEvent",
+    "SessionInfo",
+    "SessionStatistics",
+    "SessionSupervisor",
+    "SupervisorStatistics",
+]
+
+log = logging.getLogger(__name__)
+
+
+# --- the supervisor's messages ------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Deliver:
+    """A stored event of ``session_id``: route it to its session actor, creating it."""
+
+    session_id: str
+    event_id: int | None
+    event_name: str
+    tool_name: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class EndSession:
+    """The session ended (SessionEnd): stop its actor once it has finished its mailbox."""
+
+    session_id: str
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ListSessions:
+    """Answer: ``list[SessionInfo]`` of the running session actors, oldest first."""
+
+    reply: Reply[list[SessionInfo]]
+
+
+@attrs.frozen(kw_only=True)
+class ReapIdle:
+    """Stop the actors idle for ``max_idle_seconds`` or more. Answer: their session ids."""
+
+    max_idle_seconds: float
+    reply: Reply[list[str]]
+
+
+@attrs.frozen(kw_only=True)
+class CountSessions:
+    """Answer: ``SessionCount`` (for idle shutdown)."""
+
+    reply: Reply[SessionCount]
+
+
+Inbox = Deliver | EndSession | ListSessions | ReapIdle | CountSessions
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """One session actor, as ``/api/debug/sessions`` shows it (times in seconds)."""
+
+    session_id: str
+    idle_seconds: float
+    uptime_seconds: float
+    mailbox_depth: int
+    events_seen: int
+    observer_pid: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SessionCount:
+    """How many session actors exist.
+
+    Attributes:
+        active: running and accepting events.
+        ending: stopping, finishing their mailbox.
+        empty_since: ``trio.current_time()`` when the last one went away (or the
+            supervisor started); None while there is any.
+    """
+
+    active: int
+    ending: int
+    empty_since: float | None
+
+
+# --- the session actor --------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class SessionEvent:
+    """The session actor's one message: an event of its session was stored."""
+
+    event_id: int | None
+    event_name: str
+    tool_name: str | None = None
+    delivered_at: float
+
+
+@attrs.frozen(kw_only=True)
+class SessionStatistics:
+    """A snapshot of one session actor (``trio.current_time()`` values)."""
+
+    session_id: str
+    started_at: float
+    last_active_at: float
+    events_seen: int
+    mailbox_depth: int
+    busy: bool
+    observer_pid: int | None
+
+
+class SessionActor:
+    """The actor of one Claude Code session.
+
+    Mailbox:
+        ``mailbox_size`` (default 128) ``SessionEvent`` doorbells. Its supervisor never
+        waits on it (``send_nowait``): when it is full the doorbell is dropped and the
+        event stays pending in the database.
+    Lifecycle:
+        Started by the session supervisor on the session's first event. ``run`` reports
+        its ref, then handles one message at a time. A stop seals its mailbox: it finishes
+        what is queued and returns (graceful); past its grace it is cancelled.
+    Failure:
+        An exception ends this actor only: the supervisor logs it and forgets the
+        session; the session's next event starts a fresh actor (its events wait in the
+        database). It never affects other sessions.
+    Timeouts:
+        None yet; the observer will run each turn under its own deadline.
+    """
+
+    def __init__(self, session_id: str, *, mailbox_size: int = 128) -> None:
+        self.session_id = session_id
+        self.mailbox_size = mailbox_size
+        self.events_seen = 0
+        self.observer_pid: int | None = None
+        self._started_at = self._last_active_at = 0.0
+        self._busy = False
+        self._mailbox: Mailbox | None = None
+
+    def statistics(self) -> SessionStatistics:
+        depth = self._mailbox.statistics().queued if self._mailbox is not None else 0
+        return SessionStatistics(
+            session_id=self.session_id, started_at=self._started_at,
+            last_active_at=self._last_active_at, events_seen=self.events_seen,
+            mailbox_depth=depth, busy=self._busy, observer_pid=self.observer_pid,
+        )
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        with Mailbox(f"session:{self.session_id}", size=self.mailbox_size) as mailbox:
+            self._mailbox = mailbox
+            self._started_at = self._last_active_at = trio.current_time()
+            task_status.started(mailbox.ref)
+            async for message in mailbox:
+                self._busy = True
+                try:
+                    await self.handle(message)
+                finally:
+                    self._busy = False
+                    self._last_active_at = trio.current_time()
+
+    async def handle(self, message: SessionEvent) -> None:
+        """Handle one message; the observer will feed its conversation from here."""
+        match message:
+            case SessionEvent():
+                self.events_seen += 1
+            case _:
+                assert_never(message)
+
+
+# --- the supervisor -----------------------------------------------------------------------
+
+
+@attrs.define(eq=False)
+class _Entry:
+    actor: SessionActor
+    ref: ActorRef | None = None
+    scope: trio.CancelScope | None = None
+    ending: bool = False
+
+
+class _Reported:
+    """A ``task_status`` that remembers whether ``started`` was called."""
+
+    def __init__(self, inner: trio.TaskStatus[ActorRef | None]) -> None:
+        self.inner, self.called = inner, False
+
+    def started(self, value: ActorRef | None = None) -> None:
+        self.called = True
+        self.inner.started(value)
+
+
+@attrs.frozen(kw_only=True)
+class SupervisorStatistics:
+    """Session actors now (active, ending) and since start (started, crashed), and
+    doorbells that could not be rung (undelivered)."""
+
+    active: int
+    ending: int
+    started: int
+    crashed: int
+    undelivered: int
+
+
+class SessionSupervisor:
+    """Starts, routes to, and stops the session actors (temporary children).
+
+    Args:
+        factory: builds the actor of a new session (the observer issue passes one that
+            gives it an observer; tests pass scripted fakes).
+        stop_grace: seconds a stopping session actor gets to finish its mailbox.
+
+    Mailbox:
+        ``mailbox_size`` (default 256) of ``Deliver``, ``EndSession``, ``ListSessions``,
+        ``ReapIdle``, ``CountSessions``. Every message is handled without waiting on a
+        session actor, so one busy session never holds up the others.
+    Lifecycle:
+        Session actors run in the supervisor's own nursery, each in its own cancel scope.
+        One starts on its session's first ``Deliver``; ``EndSession`` and ``ReapIdle``
+        stop it gracefully (mailbox sealed, then cancelled after ``stop_grace``). When the
+        supervisor's own mailbox closes it stops every session actor the same way and
+        returns once they are gone.
+    Failure:
+        Session actors are temporary: one that raises is logged with its session id and
+        removed, never restarted by the supervisor and never a failure of the supervisor.
+        An error in the supervisor itself cancels its session actors and propagates.
+    Timeouts:
+        ``stop_grace`` per stopping session actor. Nothing else waits.
+    """
+
+    def __init__(self, *, factory: Callable[[str], SessionActor] = SessionActor,
+                 stop_grace: float = 5.0, mailbox_size: int = 256) -> None:
+        self.factory = factory
+        self.stop_grace = stop_grace
+        self.mailbox_size = mailbox_size
+        self.crashed = self.started = self.undelivered = 0
+        self._live: dict[str, _Entry] = {}
+        self._ending: set[_Entry] = set()
+        self._empty_since: float | None = None
+        self._nursery: trio.Nursery | None = None
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        self._live, self._ending = {}, set()  # a restarted supervisor starts empty
+        self._empty_since = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            try:
+                with Mailbox("sessions", size=self.mailbox_size) as mailbox:
+                    task_status.started(mailbox.ref)
+                    async for message in mailbox:
+                        await self._handle(message)
+            finally:
+                for session_id in list(self._live):
+                    self._stop(session_id, "the worker is stopping")
+
+    async def _handle(self, message: Inbox) -> None:
+        match message:
+            case Deliver(session_id=session_id):
+                await self._deliver(session_id, message)
+            case EndSession(session_id=session_id, reason=reason):
+                if not self._stop(session_id, f"session ended ({reason or 'no reason'})"):
+                    log.debug("EndSession for %s, which has no actor", session_id)
+            case ListSessions(reply=reply):
+                with reply:
+                    reply.send_nowait(self._infos())
+            case ReapIdle(max_idle_seconds=max_idle, reply=reply):
+                reaped = self._reap(max_idle)
+                with reply:
+                    reply.send_nowait(reaped)
+            case CountSessions(reply=reply):
+                with reply:
+                    reply.send_nowait(SessionCount(active=len(self._live),
+                                                   ending=len(self._ending),
+                                                   empty_since=self._empty_since))
+            case _:
+                assert_never(message)
+
+    async def _deliver(self, session_id: str, message: Deliver) -> None:
+        entry = self._live.get(session_id)
+        if entry is None:
+            entry = await self._spawn(session_id)
+            if entry is None:
+                return
+        assert entry.ref is not None
+        event = SessionEvent(event_id=message.event_id, event_name=message.event_name,
+                             tool_name=message.tool_name, delivered_at=trio.current_time())
+        try:
+            entry.ref.send_nowait(event)
+        except (MailboxFull, ActorDied) as exc:
+            # The event is pending in the database; the session picks it up from there.
+            self.undelivered += 1
+            log.warning("session %s: event %s not delivered (%s)", session_id,
+                        message.event_id, type(exc).__name__)
+
+    async def _spawn(self, session_id: str) -> _Entry | None:
+        assert self._nursery is not None
+        entry = _Entry(actor=self.factory(session_id))
+        self._live[session_id] = entry
+        self._empty_since = None
+        entry.ref = await self._nursery.start(self._run_session, session_id, entry,
+                                              name=f"session:{session_id}")
+        if entry.ref is None:  # it failed before it started (already logged and removed)
+            return None
+        self.started += 1
+        log.info("session %s: actor started", session_id)
+        return entry
+
+    async def _run_session(self, session_id: str, entry: _Entry, *,
+                           task_status: trio.TaskStatus[ActorRef | None]) -> None:
+        status = _Reported(task_status)
+        try:
+            with trio.CancelScope() as scope:
+                entry.scope = scope
+                await entry.actor.run(task_status=status)
+            how = "cancelled" if scope.cancelled_caught else "stopped"
+            log.info("session %s: actor %s", session_id, how)
+        except Exception as exc:
+            self.crashed += 1
+            log.error("session %s: actor crashed; its events stay pending", session_id,
+                      exc_info=exc)
+        finally:
+            self._forget(session_id, entry)
+        if not status.called:
+            task_status.started(None)
+
+    def _forget(self, session_id: str, entry: _Entry) -> None:
+        if self._live.get(session_id) is entry:
+            del self._live[session_id]
+        self._ending.discard(entry)
+        if entry.ref is not None:
+            entry.ref._close()  # fail anything still queued for it at once
+        if not self._live and not self._ending:
+            self._empty_since = trio.current_time()
+
+    def _stop(self, session_id: str, reason: str) -> bool:
+        entry = self._live.pop(session_id, None)
+        if entry is None:
+            return False
+        log.info("session %s: stopping its actor: %s", session_id, reason)
+        entry.ending = True
+        self._ending.add(entry)
+        if entry.ref is not None:
+            entry.ref._seal()  # it finishes what is queued, then its loop ends
+        if entry.scope is not None:
+            entry.scope.deadline = min(entry.scope.deadline,
+                                       trio.current_time() + self.stop_grace)
+        return True
+
+    def _infos(self) -> list[SessionInfo]:
+        now = trio.current_time()
+        infos = []
+        for session_id, entry in self._live.items():
+            stats = entry.actor.statistics()
+            infos.append(SessionInfo(
+                session_id=session_id, idle_seconds=now - stats.last_active_at,
+                uptime_seconds=now - stats.started_at, mailbox_depth=stats.mailbox_depth,
+                events_seen=stats.events_seen, observer_pid=stats.observer_pid,
+            ))
+        return infos
+
+    def _reap(self, max_idle: float) -> list[str]:
+        now = trio.current_time()
+        idle = [
+            session_id for session_id, entry in self._live.items()
+            if (stats := entry.actor.statistics()).mailbox_depth == 0 and not stats.busy
+            and now - stats.last_active_at >= max_idle
+        ]
+        for session_id in idle:
+            self._stop(session_id, f"idle for {max_idle:g} s or more")
+        return idle
+
+    def statistics(self) -> SupervisorStatistics:
+        return SupervisorStatistics(active=len(self._live), ending=len(self._ending),
+                                    started=self.started, crashed=self.crashed,
+                                    undelivered=self.undelivered)

@@ -1,0 +1,288 @@
+"""The hook spool: events written to disk while the worker is down, drained at its start.
+
+Standard library only: the hook imports this module (DESIGN §5).
+
+Format
+    ``spool/`` in the data directory (0700) holds ``*.jsonl`` files (0600), one JSON
+    object per line::
+
+        {"v": 1, "event": "<hook_event_name>", "payload": {...hook stdin, redacted...},
+         "spooledAt": <epoch ms>}
+
+    A writer appends to ``<YYYYMMDD>-<pid>.jsonl`` (one file per writer process and day)
+    with ``O_APPEND`` and one ``write`` per line, then fsyncs: a line is either whole or
+    torn at the very end of a file, never interleaved with another.
+
+Draining (the worker, before it serves)
+    ``claim`` renames every ``*.jsonl`` to ``*.draining``: a hook appending at the same
+    time either finishes first (the drain takes the file's ``flock``, which the writer
+    holds while it writes) or notices its file was renamed and writes a new one. Files
+    already ``*.draining`` are left over from a drain that crashed; they are claimed again
+    and re-ingested, which is harmless because ingestion is idempotent. ``read_claimed``
+    parses a claimed file into records and bad lines; the worker ingests the records,
+    appends the bad lines and the records that fail validation to ``rejected.jsonl``
+    (``reject``: never silently dropped), then ``finish`` removes the file.
+
+    A line without its newline (the writer died mid-write) or that is not a valid record
+    is a bad line: it is logged and kept in ``rejected.jsonl``, and never stops the drain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BadLine",
+    "REJECTED_FILE",
+    "SPOOL_DIR",
+    "SPOOL_VERSION",
+    "SpoolRecord",
+    "append",
+    "claim",
+    "finish",
+    "iter_spool",
+    "read_claimed",
+    "reject",
+    "spool_dir",
+]
+
+log = logging.getLogger(__name__)
+
+SPOOL_DIR = "spool"
+SPOOL_VERSION = 1
+REJECTED_FILE = "rejected.jsonl"
+_LIVE = ".jsonl"
+_CLAIMED = ".draining"
+_LOCK_WAIT_S = 2.0
+
+
+@dataclass(frozen=True)
+class SpoolRecord:
+    """One spooled hook event, as the drain ingests it."""
+
+    event: str
+    payload: dict[str, Any]
+    spooled_at: int | None
+    source: str  # file name
+    line: int  # 1-based
+    raw: str
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line that is not a valid record (torn, not JSON, wrong shape)."""
+
+    reason: str
+    source: str
+    line: int
+    raw: str
+
+
+def spool_dir(data_dir: str | os.PathLike[str]) -> Path:
+    return Path(data_dir) / SPOOL_DIR
+
+
+def _ensure_dir(data_dir: str | os.PathLike[str]) -> Path:
+    directory = spool_dir(data_dir)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return directory
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _append_line(path: Path, data: bytes) -> bool:
+    """Append under ``flock``; False if the file was renamed away (claimed) meanwhile."""
+    existed = path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.stat(path).st_ino != os.fstat(fd).st_ino:
+                return False
+        except FileNotFoundError:
+            return False
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # an earlier writer died mid-line: do not glue onto it
+        os.write(fd, data)  # one write: O_APPEND keeps it in one piece
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # releases the lock
+    if not existed:
+        _fsync_dir(path.parent)
+    return True
+
+
+def append(data_dir: str | os.PathLike[str], event_name: str, payload: Mapping[str, Any],
+           *, now_ms: int | None = None) -> Path:
+    """Spool one hook event durably (written and fsync'd before it returns).
+
+    Returns the file it went to. Raises ``OSError`` (disk full, permissions) and
+    ``TypeError``/``ValueError`` for a payload that is not JSON-serialisable.
+    """
+    spooled_at = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    record = {"v": SPOOL_VERSION, "event": event_name, "payload": dict(payload),
+              "spooledAt": spooled_at}
+    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    directory = _ensure_dir(data_dir)
+    day = time.strftime("%Y%m%d", time.gmtime(spooled_at / 1000))
+    path = directory / f"{day}-{os.getpid()}{_LIVE}"
+    for _ in range(5):
+        if _append_line(path, data):
+            return path
+    raise OSError(f"cannot append to {path}: it keeps being claimed")
+
+
+def claim(data_dir: str | os.PathLike[str]) -> list[Path]:
+    """Rename every spool file to ``*.draining`` and return all claimed files, oldest first.
+
+    Includes files a previous, interrupted drain had claimed.
+    """
+    directory = spool_dir(data_dir)
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    claimed: list[Path] = []
+    for name in names:
+        path = directory / name
+        if name == REJECTED_FILE:
+            continue
+        if name.endswith(_LIVE):
+            # A unique name: a writer may have reused a file name that an interrupted
+            # drain still holds claimed, and rename would silently replace it.
+            target = path.with_name(f"{name[: -len(_LIVE)]}.{time.time_ns()}{_CLAIMED}")
+            while target.exists():
+                target = path.with_name(f"{name[: -len(_LIVE)]}.{time.time_ns()}{_CLAIMED}")
+            try:
+                os.rename(path, target)
+            except FileNotFoundError:
+                continue
+            claimed.append(target)
+        elif name.endswith(_CLAIMED):
+            claimed.append(path)
+    return sorted(set(claimed), key=lambda p: (_mtime(p), p.name))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _parse(raw: bytes, source: str, number: int, *, complete: bool) -> SpoolRecord | BadLine:
+    text = raw.decode("utf-8", "backslashreplace")
+    if not complete:
+        return BadLine("torn line (no newline at the end of the file)", source, number, text)
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        return BadLine(f"not JSON: {exc}", source, number, text)
+    if not isinstance(value, dict):
+        return BadLine("not a JSON object", source, number, text)
+    if value.get("v") != SPOOL_VERSION:
+        return BadLine(f"unknown spool version {value.get('v')!r}", source, number, text)
+    event, payload, at = value.get("event"), value.get("payload"), value.get("spooledAt")
+    if not isinstance(event, str) or not event:
+        return BadLine("'event' must be a non-empty string", source, number, text)
+    if not isinstance(payload, dict):
+        return BadLine("'payload' must be a JSON object", source, number, text)
+    if at is not None and (isinstance(at, bool) or not isinstance(at, int)):
+        return BadLine("'spooledAt' must be epoch milliseconds", source, number, text)
+    return SpoolRecord(event, payload, at, source, number, text)
+
+
+def _wait_for_writer(fd: int) -> None:
+    """Wait (bounded) for a writer that still holds the file's lock to finish."""
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                log.warning("spool file still locked after %.0f s; reading it anyway",
+                            _LOCK_WAIT_S)
+                return
+            time.sleep(0.01)
+
+
+def read_claimed(path: Path) -> list[SpoolRecord | BadLine]:
+    """Parse a claimed file: one entry per line, in order."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _wait_for_writer(fd)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
+    finally:
+        os.close(fd)
+    entries: list[SpoolRecord | BadLine] = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        last = number == len(lines)
+        if last and not raw:
+            break  # the file ended with a newline, as it should
+        if not last and not raw.strip():
+            continue
+        entry = _parse(raw, path.name, number, complete=not last)
+        if isinstance(entry, BadLine):
+            log.warning("spool %s line %d skipped: %s", path.name, number, entry.reason)
+        entries.append(entry)
+    return entries
+
+
+def iter_spool(
+    data_dir: str | os.PathLike[str],
+) -> Iterator[tuple[Path, list[SpoolRecord | BadLine]]]:
+    """Claim the spool and yield ``(file, entries)`` per claimed file.
+
+    The caller ingests the entries, then calls ``finish(file)``; a file not finished
+    stays claimed and is drained again next time.
+    """
+    for path in claim(data_dir):
+        try:
+            entries = read_claimed(path)
+        except OSError as exc:
+            log.warning("cannot read spool file %s: %s", path, exc)
+            continue
+        yield path, entries
+
+
+def reject(data_dir: str | os.PathLike[str], entry: SpoolRecord | BadLine, reason: str,
+           *, now_ms: int | None = None) -> None:
+    """Keep a line the drain could not ingest in ``spool/rejected.jsonl`` (0600, fsync'd)."""
+    record = {"v": SPOOL_VERSION, "rejectedAt": int(time.time() * 1000) if now_ms is None
+              else now_ms, "reason": reason, "source": entry.source, "line": entry.line,
+              "raw": entry.raw}
+    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    path = _ensure_dir(data_dir) / REJECTED_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def finish(path: Path) -> None:
+    """Remove a drained file (every line ingested or rejected)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    _fsync_dir(path.parent)

@@ -1,0 +1,122 @@
+"""The read side of the API: one sync function per request, run on a pooled reader.
+
+Each function here does ALL the reading of one request, so a handler costs one thread
+hop (``await conn.async_run(fn, conn, ...)``), and returns plain JSON-ready values; the
+records come from ``memlite.storage`` and are turned into dicts here, in one place, so
+every route shows an observation the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+import attrs
+
+from memlite.storage.fts import search_observations, search_prompts, search_summaries
+from memlite.storage.reads import columns, get_observation, get_observations, to_record
+from memlite.storage.records import Observation, Prompt, SearchHit, Summary
+
+__all__ = [
+    "approx_tokens",
+    "batch",
+    "index",
+    "observation_json",
+    "search",
+    "timeline",
+]
+
+
+def observation_json(obs: Observation) -> dict[str, Any]:
+    return attrs.asdict(obs)
+
+
+def approx_tokens(obs: Observation) -> int:
+    """Roughly how many tokens the full record costs a model (4 characters a token)."""
+    text = [obs.title, obs.subtitle, obs.narrative, *obs.facts, *obs.concepts,
+            *obs.files_read, *obs.files_modified]
+    return max(1, -(-sum(len(part) for part in text) // 4))
+
+
+def _hit_json(hit: SearchHit) -> dict[str, Any]:
+    item = hit.item
+    body = attrs.asdict(item)
+    body["score"] = round(hit.score, 6)
+    if isinstance(item, Prompt | Summary):
+        return body
+    body["tokens"] = approx_tokens(item)
+    return body
+
+
+def search(conn: apsw.Connection, q: str, *, project: str | None, limit: int) -> dict[str, Any]:
+    """Full-text matches in observations, summaries and prompts, best first in each."""
+    return {
+        "observations": [_hit_json(h) for h in search_observations(conn, q, project=project,
+                                                                   limit=limit)],
+        "summaries": [_hit_json(h) for h in search_summaries(conn, q, project=project,
+                                                             limit=limit)],
+        "prompts": [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)],
+    }
+
+
+def index(conn: apsw.Connection, q: str, *, project: str | None,
+          limit: int) -> list[dict[str, Any]]:
+    """The compact index: enough to choose which observations to fetch in full."""
+    return [
+        {"id": obs.id, "date": obs.created_at, "type": obs.type, "title": obs.title,
+         "project": obs.project, "session_id": obs.session_id, "tokens": approx_tokens(obs),
+         "score": round(hit.score, 6)}
+        for hit in search_observations(conn, q, project=project, limit=limit)
+        for obs in (hit.item,)
+    ]
+
+
+def _around(conn: apsw.Connection, anchor: Observation, scope: str, *, newer: bool,
+            limit: int) -> list[Observation]:
+    if limit == 0:
+        return []
+    key, value = ("session_id", anchor.session_id) if scope == "session" else (
+        "project", anchor.project)
+    op, order = (">", "ASC") if newer else ("<", "DESC")
+    sql = (
+        f"SELECT {columns(Observation)} FROM observations "
+        f"WHERE {key} = ? AND superseded_by IS NULL AND id != ? "
+        f"AND (created_at_epoch {op} ? OR (created_at_epoch = ? AND id {op} ?)) "
+        f"ORDER BY created_at_epoch {order}, id {order} LIMIT ?"
+    )
+    epoch = anchor.created_at_epoch
+    rows = conn.execute(sql, (value, anchor.id, epoch, epoch, anchor.id, limit)).fetchall()
+    found = [to_record(Observation, row) for row in rows]
+    return found if newer else found[::-1]
+
+
+def timeline(conn: apsw.Connection, anchor_id: int, *, before: int, after: int,
+             scope: str) -> dict[str, Any] | None:
+    """Observations around ``anchor_id`` in its project (or session), in time order.
+
+    Returns None when the anchor does not exist. Superseded observations are left out
+    (the anchor itself is always shown).
+    """
+    anchor = get_observation(conn, anchor_id)
+    if anchor is None:
+        return None
+    older = _around(conn, anchor, scope, newer=False, limit=before)
+    newer = _around(conn, anchor, scope, newer=True, limit=after)
+    return {
+        "anchor": anchor.id,
+        "scope": scope,
+        "project": anchor.project,
+        "session_id": anchor.session_id,
+        "observations": [observation_json(obs) for obs in (*older, anchor, *newer)],
+    }
+
+
+def batch(conn: apsw.Connection, ids: Sequence[int]) -> dict[str, Any]:
+    """Full records in the order asked; ids that name nothing are listed in ``missing``."""
+    found = get_observations(conn, ids)
+    present = {obs.id for obs in found}
+    return {
+        "observations": [observation_json(obs) for obs in found],
+        "missing": [i for i in dict.fromkeys(ids) if i not in present],
+    }

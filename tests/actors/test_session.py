@@ -1,0 +1,243 @@
+"""Session supervisor: an actor per session on its first event, graceful end, crash
+isolation, idle reaping, counts for idle shutdown. All on virtual time, exact."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import trio
+import trio.testing
+
+from memlite.actors.core import spawn
+from memlite.actors.session import (
+    CountSessions,
+    Deliver,
+    EndSession,
+    ListSessions,
+    ReapIdle,
+    SessionActor,
+    SessionCount,
+    SessionEvent,
+    SessionInfo,
+    SessionSupervisor,
+    SupervisorStatistics,
+)
+
+
+class Recording(SessionActor):
+    """Takes ``delay`` virtual seconds per event and records what it handled, and when."""
+
+    log: list[tuple[str, int | None, float]] = []
+
+    def __init__(self, session_id: str, *, delay: float = 0.0, crash_on: int | None = None,
+                 stuck: bool = False) -> None:
+        super().__init__(session_id, mailbox_size=16)
+        self.delay, self.crash_on, self.stuck = delay, crash_on, stuck
+        self.handled: list[int | None] = []
+
+    async def handle(self, message: SessionEvent) -> None:
+        await super().handle(message)
+        if self.stuck:
+            await trio.sleep_forever()
+        await trio.sleep(self.delay)
+        if message.event_id == self.crash_on:
+            raise RuntimeError(f"boom in {self.session_id}")
+        self.handled.append(message.event_id)
+        Recording.log.append((self.session_id, message.event_id, trio.current_time()))
+
+
+@pytest.fixture
+def actors():
+    """``make(session_id)`` builds (and remembers) each session's actor."""
+    made: dict[str, list[Recording]] = {}
+    options: dict[str, dict] = {}
+    Recording.log = []
+
+    def make(session_id: str) -> Recording:
+        actor = Recording(session_id, **options.get(session_id, {}))
+        made.setdefault(session_id, []).append(actor)
+        return actor
+
+    make.made, make.options = made, options
+    return make
+
+
+def deliver(session_id: str, event_id: int) -> Deliver:
+    return Deliver(session_id=session_id, event_id=event_id, event_name="PostToolUse",
+                   tool_name="Bash")
+
+
+async def infos(ref) -> list[SessionInfo]:
+    return await ref.ask(lambda reply: ListSessions(reply=reply), timeout=1)
+
+
+async def count(ref) -> SessionCount:
+    return await ref.ask(lambda reply: CountSessions(reply=reply), timeout=1)
+
+
+async def settle() -> None:
+    await trio.testing.wait_all_tasks_blocked()
+
+
+async def test_an_actor_per_session_on_its_first_event(autojump_clock, hang_guard, actors):
+    sup = SessionSupervisor(factory=actors)
+    async with spawn(sup.run) as ref:
+        assert await infos(ref) == []
+        await ref.send(deliver("a", 1))
+        await trio.sleep(10)
+        await ref.send(deliver("a", 2))
+        await ref.send(deliver("b", 3))
+        await settle()
+        await trio.sleep(5)
+        assert await infos(ref) == [
+            SessionInfo(session_id="a", idle_seconds=5.0, uptime_seconds=15.0,
+                        mailbox_depth=0, events_seen=2),
+            SessionInfo(session_id="b", idle_seconds=5.0, uptime_seconds=5.0,
+                        mailbox_depth=0, events_seen=1),
+        ]
+        assert [len(actors.made[s]) for s in "ab"] == [1, 1]
+        assert sup.statistics() == SupervisorStatistics(active=2, ending=0, started=2,
+                                                        crashed=0, undelivered=0)
+
+
+async def test_mailbox_depth_and_busy_sessions(autojump_clock, hang_guard, actors):
+    actors.options["a"] = {"delay": 10.0}
+    async with spawn(SessionSupervisor(factory=actors).run) as ref:
+        for i in range(4):
+            await ref.send(deliver("a", i))
+        await settle()
+        (info,) = await infos(ref)
+        assert (info.mailbox_depth, info.events_seen) == (3, 1)  # one in hand, three queued
+
+
+async def test_end_session_lets_it_finish_its_mailbox(autojump_clock, hang_guard, actors):
+    actors.options["a"] = {"delay": 1.0}
+    sup = SessionSupervisor(factory=actors, stop_grace=100)
+    async with spawn(sup.run) as ref:
+        for i in range(3):
+            await ref.send(deliver("a", i))
+        await ref.send(EndSession(session_id="a", reason="other"))
+        await settle()
+        assert await infos(ref) == []  # no longer active...
+        assert await count(ref) == SessionCount(active=0, ending=1, empty_since=None)
+        await trio.sleep(3)  # ...but it handles what was queued, then stops
+        await settle()
+        assert actors.made["a"][0].handled == [0, 1, 2]
+        assert Recording.log[-1] == ("a", 2, 3.0)
+        assert await count(ref) == SessionCount(active=0, ending=0, empty_since=3.0)
+        # A later event of the same session starts a fresh actor.
+        await ref.send(deliver("a", 9))
+        await settle()
+        assert len(actors.made["a"]) == 2
+
+
+async def test_a_session_that_will_not_stop_is_cancelled_after_the_grace(
+        autojump_clock, hang_guard, actors, caplog):
+    caplog.set_level(logging.INFO, logger="memlite")
+    actors.options["a"] = {"stuck": True}
+    async with spawn(SessionSupervisor(factory=actors, stop_grace=7).run) as ref:
+        await ref.send(deliver("a", 1))
+        await trio.sleep(1)
+        await ref.send(EndSession(session_id="a", reason="other"))
+        await trio.sleep(6.5)
+        assert (await count(ref)).ending == 1
+        await trio.sleep(0.5)
+        await settle()
+        assert await count(ref) == SessionCount(active=0, ending=0, empty_since=8.0)
+    assert "session a: actor cancelled" in caplog.text
+
+
+async def test_end_of_an_unknown_session_is_harmless(autojump_clock, hang_guard, actors):
+    async with spawn(SessionSupervisor(factory=actors).run) as ref:
+        await ref.send(EndSession(session_id="nobody", reason=None))
+        assert await count(ref) == SessionCount(active=0, ending=0, empty_since=0.0)
+
+
+async def test_a_crash_is_isolated(autojump_clock, hang_guard, actors, caplog):
+    actors.options["bad"] = {"crash_on": 2}
+    sup = SessionSupervisor(factory=actors)
+    async with spawn(sup.run) as ref:
+        await ref.send(deliver("good", 1))
+        await ref.send(deliver("bad", 1))
+        await ref.send(deliver("bad", 2))  # crashes here
+        await ref.send(deliver("good", 3))
+        await settle()
+        assert [i.session_id for i in await infos(ref)] == ["good"]
+        assert actors.made["good"][0].handled == [1, 3]
+        assert sup.statistics().crashed == 1
+        # The crashed session's next event starts a fresh actor.
+        await ref.send(deliver("bad", 4))
+        await settle()
+        assert [i.session_id for i in await infos(ref)] == ["good", "bad"]
+        assert actors.made["bad"][1].handled == [4]
+    crash = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [r.getMessage() for r in crash] == ["session bad: actor crashed; its events stay "
+                                               "pending"]
+
+
+async def test_an_actor_that_fails_to_start_is_not_a_supervisor_failure(
+        autojump_clock, hang_guard, caplog):
+    class Broken(SessionActor):
+        async def run(self, *, task_status=trio.TASK_STATUS_IGNORED):
+            raise OSError("cannot start")
+
+    sup = SessionSupervisor(factory=Broken)
+    async with spawn(sup.run) as ref:
+        await ref.send(deliver("a", 1))
+        await ref.send(deliver("a", 2))
+        assert await infos(ref) == []
+        assert sup.statistics().crashed == 2
+        assert (await count(ref)).active == 0
+
+
+async def test_a_full_session_mailbox_drops_the_doorbell_not_the_event(
+        autojump_clock, hang_guard, actors, caplog):
+    actors.options["a"] = {"stuck": True}
+    sup = SessionSupervisor(factory=actors)
+    async with spawn(sup.run) as ref:
+        for i in range(20):  # one in hand + 16 queued, 3 over
+            await ref.send(deliver("a", i))
+        await settle()
+        assert sup.statistics().undelivered == 3
+        (info,) = await infos(ref)
+        assert info.mailbox_depth == 16
+    assert "session a: event 19 not delivered (MailboxFull)" in caplog.text
+
+
+async def test_reap_idle_stops_only_idle_sessions(autojump_clock, hang_guard, actors):
+    actors.options["busy"] = {"delay": 1000.0}
+    async with spawn(SessionSupervisor(factory=actors).run) as ref:
+        await ref.send(deliver("old", 1))
+        await ref.send(deliver("busy", 1))
+        await trio.sleep(100)
+        await ref.send(deliver("new", 1))
+        await trio.sleep(50)
+        reaped = await ref.ask(lambda reply: ReapIdle(max_idle_seconds=150, reply=reply),
+                               timeout=1)
+        assert reaped == ["old"]  # idle exactly 150 s; "new" 50 s; "busy" is working
+        await settle()
+        assert [i.session_id for i in await infos(ref)] == ["busy", "new"]
+
+
+async def test_stopping_the_supervisor_stops_every_session(autojump_clock, hang_guard, actors):
+    actors.options["a"] = {"delay": 2.0}
+    async with trio.open_nursery() as nursery:
+        sup = SessionSupervisor(factory=actors, stop_grace=10)
+        ref = await nursery.start(sup.run)
+        await ref.send(deliver("a", 1))
+        await ref.send(deliver("a", 2))
+        await ref.send(deliver("b", 1))
+        await settle()
+        ref._seal()  # what the root supervisor does to stop it gracefully
+    assert trio.current_time() == 4.0  # "a" finished both events first
+    assert actors.made["a"][0].handled == [1, 2]
+
+
+async def test_a_restarted_supervisor_starts_empty(autojump_clock, hang_guard, actors):
+    sup = SessionSupervisor(factory=actors)
+    async with spawn(sup.run) as ref:
+        await ref.send(deliver("a", 1))
+        await settle()
+    async with spawn(sup.run) as ref:
+        assert await infos(ref) == []
