@@ -25,6 +25,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_storage.py --write
+	$(BIN)/python bench/bench_worker.py --write
+	$(BIN)/python bench/bench_http.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

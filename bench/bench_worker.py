@@ -1,0 +1,160 @@
+"""Worker benchmark: cold start to readiness, idle memory, and stop time.
+
+Figures, not pass/fail. Each run uses a fresh temporary data directory and a free port:
+
+* ``memlite worker start`` wall time: from the command's exec until it returns, which it
+  does only once the worker answers ``GET /api/readiness`` (database open and migrated,
+  spool drained). Target: <= 1.5 s.
+* Idle RSS: the worker's ``VmRSS`` 2 s after readiness, with no embedder loaded.
+  Target: <= 80 MB.
+* Stop: ``SIGTERM`` to process gone.
+* Floor in the same run: ``python -I -S -c pass`` with the same interpreter, and the
+  import of the worker's modules alone.
+
+Usage::
+
+    python bench/bench_worker.py [--runs 5] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+SECTION = "## Worker (issue 3)"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def rss_kib(pid: int) -> int:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1))
+
+
+def alive(pid: int) -> bool:
+    """True while the process runs; a zombie has exited (it only waits for its reaper)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(b")") + 2 :].split()[0] != b"Z"
+
+
+def wait_gone(pid: int, timeout: float) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        if not alive(pid):
+            return time.perf_counter() - started
+        time.sleep(0.002)
+    os.kill(pid, signal.SIGKILL)
+    raise RuntimeError(f"worker {pid} did not stop within {timeout} s")
+
+
+def one_run() -> tuple[float, int, float]:
+    with tempfile.TemporaryDirectory(prefix="memlite-bench-worker-") as tmp:
+        env = {**os.environ, "MEMLITE_DATA_DIR": tmp, "MEMLITE_WORKER_PORT": str(free_port())}
+        start = timed([sys.executable, "-m", "memlite", "worker", "start"], env)
+        pid = json.loads((Path(tmp) / "worker.pid").read_text())["pid"]
+        try:
+            time.sleep(2.0)
+            rss = rss_kib(pid)
+            os.kill(pid, signal.SIGTERM)
+            stop = wait_gone(pid, 10.0)
+        except BaseException:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            raise
+        return start, rss, stop
+
+
+def median_ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.0f} ms"
+
+
+def section(runs: int) -> str:
+    floor = [timed([sys.executable, "-I", "-S", "-c", "pass"], dict(os.environ))
+             for _ in range(10)]
+    imports = [timed([sys.executable, "-c", "import memlite.worker, memlite.actors.root"],
+                     dict(os.environ)) for _ in range(5)]
+    results = [one_run() for _ in range(runs)]
+    starts = [r[0] for r in results]
+    rss = [r[1] / 1024 for r in results]
+    stops = [r[2] for r in results]
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    machine = (f"{platform.system()} {platform.release()} {platform.machine()}, "
+               f"{os.cpu_count()} CPUs")
+    return "\n".join([
+        SECTION,
+        "",
+        f"Measured {now} by `python bench/bench_worker.py --runs {runs}` on {machine}, "
+        f"Python {platform.python_version()}; each run on a fresh data directory "
+        "(so migrations run) and a free port.",
+        "",
+        "| what | median | min – max | target |",
+        "|---|---:|---:|---:|",
+        f"| floor: `python -I -S -c pass` | {median_ms(floor)} | "
+        f"{min(floor) * 1000:.0f} – {max(floor) * 1000:.0f} ms | |",
+        f"| floor: import the worker's modules | {median_ms(imports)} | "
+        f"{min(imports) * 1000:.0f} – {max(imports) * 1000:.0f} ms | |",
+        f"| `memlite worker start` until ready | {median_ms(starts)} | "
+        f"{min(starts) * 1000:.0f} – {max(starts) * 1000:.0f} ms | ≤ 1.5 s |",
+        f"| idle RSS 2 s after ready | {statistics.median(rss):.1f} MB | "
+        f"{min(rss):.1f} – {max(rss):.1f} MB | ≤ 80 MB |",
+        f"| SIGTERM to exit | {median_ms(stops)} | "
+        f"{min(stops) * 1000:.0f} – {max(stops) * 1000:.0f} ms | ≤ 5 s |",
+        "",
+        "Most of the start is importing Quart/Hypercorn/APSW; the actor tree itself starts in "
+        "milliseconds. Readiness means the database is open and migrated and the spool drained.",
+        "",
+    ])
+
+
+def write(text: str) -> None:
+    current = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# memlite benchmarks\n\n"
+    pattern = re.compile(rf"{re.escape(SECTION)}\n.*?(?=\n## |\Z)", re.S)
+    if pattern.search(current):
+        current = pattern.sub(lambda _: text.rstrip("\n") + "\n", current)
+    else:
+        current = current.rstrip("\n") + "\n\n" + text
+    BENCHMARKS.write_text(current)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    args = parser.parse_args()
+    text = section(args.runs)
+    print(text)
+    if args.write:
+        write(text)
+
+
+if __name__ == "__main__":
+    main()
