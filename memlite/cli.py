@@ -230,13 +230,38 @@ def _add_context_command(sub: argparse._SubParsersAction) -> None:
     context.set_defaults(func=_cmd_context)
 
 
+def _cmd_install(args: argparse.Namespace) -> int:
+    from memlite.installer import install, uninstall
+
+    action = install if args.command == "install" else uninstall
+    for output in action(claude=args.claude, scope=args.scope):
+        if output:
+            print(output)
+    if args.command == "uninstall":
+        print("memlite plugin removed; the memory in the data directory is kept")
+    return 0
+
+
+def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
+    for name, text in (("install", "register the memlite plugin with Claude Code"),
+                       ("uninstall", "remove the plugin from Claude Code (keeps the memory)")):
+        command = sub.add_parser(name, help=text)
+        command.add_argument("--claude", default=None,
+                             help="the Claude Code CLI (default: claude on PATH, else the "
+                                  "one bundled with claude-agent-sdk)")
+        command.add_argument("--scope", default="user", choices=("user", "project", "local"),
+                             help="settings scope (default user)")
+        command.set_defaults(func=_cmd_install)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memlite", description="Memory for Claude Code.")
     parser.add_argument("--version", action="version", version=f"memlite {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="run memlite end to end on a throwaway data directory")
-    demo.add_argument("--keep", action="store_true", help="keep the throwaway data directory")
+    demo.add_argument("--keep", action="store_true",
+                      help="leave the worker running and keep the throwaway directory")
     demo.set_defaults(func=_cmd_demo)
 
     settings = sub.add_parser("settings", help="show every setting, its value and where it came from")
@@ -244,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     settings.set_defaults(func=_cmd_settings)
 
     _add_worker_commands(sub)
+    _add_plugin_commands(sub)
     _add_context_command(sub)
 
     dashboard = sub.add_parser("dashboard", help="print a one-time login link to the dashboard")

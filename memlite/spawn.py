@@ -129,7 +129,11 @@ def _acceptable(running: str, expected: str) -> bool:
 
 
 def worker_command(data_dir: Path, python: str | None = None) -> list[str]:
-    """The command line of a worker for ``data_dir`` (what the daemon execs)."""
+    """The command line of a worker for ``data_dir`` (what the daemon execs).
+
+    ``python`` defaults to this interpreter. A hook passes the worker's own (``$MEMLITE_PYTHON``
+    or the plugin's venv: ``memlite.hooks.bootstrap.worker_python``), never its bare one.
+    """
     return [python or sys.executable, "-m", "memlite", "worker", "run",
             "--data-dir", os.path.realpath(data_dir)]
 

@@ -227,7 +227,8 @@ def test_summaries_and_raw_activity_before_observations_exist(db, tmp_path):
                                             "tool_response": {"file": {"content": "x" * 10}}})
     insert_event(db, session_id="s1", event_name="PostToolUseFailure", tool_name="Bash",
                  tool_use_id="t2", payload={"tool_input": {"command": "pytest -q"}})
-    insert_event(db, session_id="s1", event_name="Stop", payload={"x": 1})  # not a tool
+    insert_event(db, session_id="s1", event_name="Stop",  # not a tool: its answer is shown
+                 payload={"last_assistant_message": "Renamed </memlite-context> it"})
     insert_summary(db, NewSummary(session_id="s1", project=project, request="Rename it",
                                   completed="renamed"))
     block = build_context(db, project)
@@ -236,6 +237,7 @@ def test_summaries_and_raw_activity_before_observations_exist(db, tmp_path):
     assert "read hello.py" in block.text  # relative to the project
     assert "ran `pytest -q` (failed)" in block.text
     assert "completed: renamed" in block.text
+    assert "Claude's last answer: Renamed &lt;/memlite-context> it" in block.text
 
 
 def test_cli_prints_the_same_block(db, tmp_path, data_dir):
@@ -268,3 +270,46 @@ def test_build_time_at_10k_observations(db, tmp_path, capsys):
         print(f"\ncontext build at 10k observations: best {best * 1000:.1f} ms, "
               f"median {sorted(timings)[2] * 1000:.1f} ms, {len(block.text)} chars")
     assert best < 0.5
+
+
+@pytest.fixture(scope="module")
+def seeded_db(tmp_path_factory):
+    """One project with 120 observations (some superseded), 8 summaries, raw events."""
+    root = tmp_path_factory.mktemp("ctx")
+    project = _git_project(root / "proj")
+    conn = connect(root / "data")
+    with conn:
+        ids = _seed(conn, "s1", project, n_obs=120, title="long title " * 8)
+        insert_observation(conn, NewObservation(session_id="s1", project=project, type="x",
+                                                title="replacement", supersedes=ids[:10]))
+        for i in range(8):
+            insert_summary(conn, NewSummary(session_id="s1", project=project,
+                                            request=f"request {i} " * 20, learned="l " * 100))
+        start_session(conn, session_id="s2", project=project)
+        insert_prompt(conn, session_id="s2", prompt_text="p " * 300)
+        for i in range(80):
+            insert_event(conn, session_id="s2", event_name="PostToolUse", tool_name="Bash",
+                         tool_use_id=f"t{i}", payload={"tool_input": {"command": "c" * 300}})
+    yield conn, project
+    conn.close()
+
+
+@settings(max_examples=150, deadline=None)
+@given(summaries=st.integers(0, 50), observations=st.integers(0, 1000),
+       full=st.integers(0, 100), budget=st.integers(500, 10_000))
+def test_every_setting_combination_fits_the_budget(seeded_db, summaries, observations, full,
+                                                   budget):
+    conn, project = seeded_db
+    block = build_context(conn, project, summary_count=summaries,
+                          observation_count=observations, full_count=full, max_chars=budget)
+    assert len(block.text) <= budget
+    if not block.text:  # only when the settings select nothing at all
+        assert (summaries, observations, full) == (0, 0, 0) and "all 0" in block.reason
+        return
+    assert block.text.endswith(CLOSE_TAG)
+    shown = {info.name: info.items for info in block.layers}
+    assert shown.get("summaries", 0) <= min(summaries, 8)
+    assert shown.get("index", 0) <= min(observations, 111)  # 10 superseded are never shown
+    assert shown.get("details", 0) <= min(full, 111)
+    if shown.get("index"):  # newest first: the superseding observation leads the index
+        assert "] replacement" in block.text

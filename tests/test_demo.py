@@ -1,34 +1,64 @@
-"""``memlite demo`` runs end to end as a process and leaves nothing behind."""
+"""``memlite demo`` runs the real loop as processes (worker, hook per event) and cleans up."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from memlite.demo import load_recorded_session
+from memlite.lifecycle import pid_alive
 
-def test_demo_prints_what_it_stored_and_cleans_up(tmp_path):
+
+def _demo(tmp_path, *args):
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "memlite", "demo"], env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert "prompt    #1: Fix the flaky login test" in out
-    assert "events    3 stored" in out
-    assert "[bugfix] Expired sessions no longer crash the login flow" in out
-    assert re.search(r"1\. observation #\d+: Expired sessions", out)
-    assert "observations 1, summaries 1" in out
-    data_dir = Path(re.search(r"throwaway data directory (\S+)", out).group(1))
-    assert data_dir.parent == tmp_path and not data_dir.exists()
+    env.pop("MEMLITE_DATA_DIR", None)
+    done = subprocess.run([sys.executable, "-m", "memlite", "demo", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return done.stdout
 
 
-def test_demo_keep_leaves_a_readable_database(tmp_path):
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "memlite", "demo", "--keep"], env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    data_dir = Path(re.search(r"kept (\S+)", done.stdout).group(1))
-    assert (data_dir / "memlite.db").stat().st_size > 0
-    assert (data_dir / "settings.json").exists()
+def test_recorded_session_is_real_hook_payloads(tmp_path):
+    recorded = load_recorded_session(tmp_path / "p", tmp_path / "h", "sid-1")
+    names = [event["hook_event_name"] for event in recorded["events"]]
+    assert names[0] == "SessionStart" and names[-1] == "SessionEnd"
+    assert {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"} <= set(names)
+    for event in recorded["events"]:
+        assert event["session_id"] == "sid-1" and event["cwd"] == str(tmp_path / "p")
+        assert not re.search(r"<[A-Z_]+>", json.dumps(event))  # every placeholder filled
+
+
+def test_demo_replays_through_the_hook_and_prints_the_next_context(tmp_path):
+    out = _demo(tmp_path)
+    assert "replaying a recorded Claude Code session through the hook (9 events" in out
+    block = out[out.index("<memlite-context>"):out.index("</memlite-context>")]
+    assert "not instructions" in block
+    assert "prompt: The login test is flaky" in block
+    assert "edited auth/session.py" in block and "(failed)" in block
+    assert "Claude's last answer: test_expired_session failed" in block
+    assert re.search(r"search 'expired login' .*: 0 observations, 0 summaries, 1 prompts", out)
+    assert re.search(r"http://127\.0\.0\.1:\d+/login\?code=\S+", out)
+    assert "observer backend: none yet: events stored, not compressed" in out
+    worker_pid = int(re.search(r"worker ready in .* pid (\d+)", out).group(1))
+    assert not pid_alive(worker_pid)
+    base = Path(re.search(r"throwaway data directory (\S+)", out).group(1)).parent
+    assert base.parent == tmp_path and not base.exists()
+
+
+def test_demo_keep_leaves_the_worker_and_a_readable_database(tmp_path):
+    out = _demo(tmp_path, "--keep")
+    base = Path(re.search(r"kept (\S+);", out).group(1))
+    pid = int(re.search(r"worker \(pid (\d+)\) is still running", out).group(1))
+    try:
+        assert pid_alive(pid)
+        assert (base / "data" / "memlite.db").stat().st_size > 0
+        assert (base / "data" / "settings.json").exists()
+    finally:
+        from memlite.spawn import stop_worker
+
+        stop_worker(base / "data")
+    assert not pid_alive(pid)

@@ -1,0 +1,164 @@
+"""A tiny HTTP/1.1 client over a raw socket, for the hook (STANDARD LIBRARY ONLY).
+
+``http.client`` pulls in ssl and email (~35 ms a hook, STACK.md §6), so the hook writes
+its one request by hand: ``Content-Length`` framing, ``Connection: close``, the bearer
+token, and one overall deadline for connect, send and receive. The reply is read up to
+its ``Content-Length`` (Hypercorn keeps the socket open after a ``Connection: close``
+reply until the client closes it), or to the end of the stream, or de-chunked.
+
+Also here: where the worker listens and with which token, read the way
+``memlite.config`` would (``$MEMLITE_WORKER_PORT``, else ``settings.json``, else 37888)
+without importing it (it imports attrs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+
+__all__ = ["DEFAULT_PORT", "HOST", "HttpError", "data_dir", "read_settings", "request",
+           "skip_tools", "token", "worker_port"]
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 37888
+MAX_REPLY = 8 * 1024 * 1024
+
+
+class HttpError(OSError):
+    """The worker's reply was not a readable HTTP response (treated like "worker down")."""
+
+
+def data_dir() -> str:
+    raw = os.environ.get("MEMLITE_DATA_DIR", "").strip()
+    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".memlite")
+
+
+def read_settings(directory: str) -> dict[str, object]:
+    """``settings.json`` of the data directory as a dict ({} if missing or unreadable)."""
+    try:
+        with open(os.path.join(directory, "settings.json"), "rb") as f:
+            value = json.loads(f.read())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def worker_port(settings: dict[str, object]) -> int:
+    raw = os.environ.get("MEMLITE_WORKER_PORT", "").strip() or str(settings.get("WORKER_PORT", ""))
+    try:
+        port = int(raw)
+    except ValueError:
+        return DEFAULT_PORT
+    return port if 1024 <= port <= 65535 else DEFAULT_PORT
+
+
+def skip_tools(settings: dict[str, object]) -> frozenset[str]:
+    """SKIP_TOOLS: ``$MEMLITE_SKIP_TOOLS`` (comma-separated), else settings.json, else TodoWrite."""
+    raw = os.environ.get("MEMLITE_SKIP_TOOLS")
+    value: object = raw if raw is not None else settings.get("SKIP_TOOLS", ["TodoWrite"])
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list):
+        return frozenset({"TodoWrite"})
+    return frozenset(item.strip() for item in items if isinstance(item, str) and item.strip())
+
+
+def token(directory: str) -> str | None:
+    """The install's API token, or None if the worker never created one."""
+    try:
+        with open(os.path.join(directory, "token"), "rb") as f:
+            value = f.read(256).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return value or None
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("hook deadline passed")
+    return left
+
+
+def _read_chunked(data: bytes) -> bytes | None:
+    """De-chunk ``data``; None if it is not complete yet."""
+    out = bytearray()
+    pos = 0
+    while True:
+        end = data.find(b"\r\n", pos)
+        if end < 0:
+            return None
+        size = int(data[pos:end].split(b";")[0] or b"0", 16)
+        if size == 0:
+            return bytes(out)
+        if len(data) < end + 2 + size + 2:
+            return None
+        out += data[end + 2:end + 2 + size]
+        pos = end + 2 + size + 2
+
+
+def request(port: int, method: str, path: str, *, bearer: str | None, body: bytes | None,
+            deadline: float) -> tuple[int, bytes]:
+    """Send one request to 127.0.0.1:``port`` and return ``(status, body)``.
+
+    Raises ``OSError`` (refused, reset), ``TimeoutError`` (deadline) or ``HttpError``.
+    """
+    head = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{port}", "Connection: close",
+            "Accept: application/json", "User-Agent: memlite-hook"]
+    if bearer:
+        head.append(f"Authorization: Bearer {bearer}")
+    if body is not None:
+        head += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+    message = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
+    with socket.create_connection((HOST, port), timeout=_remaining(deadline)) as sock:
+        sock.settimeout(_remaining(deadline))
+        sock.sendall(message)
+        data = b""
+        status = 0
+        length: int | None = None
+        chunked = False
+        header_end = -1
+        while True:
+            if header_end < 0:
+                header_end = data.find(b"\r\n\r\n")
+                if header_end >= 0:
+                    status, length, chunked = _parse_head(data[:header_end])
+            if header_end >= 0:
+                payload = data[header_end + 4:]
+                if length is not None and len(payload) >= length:
+                    return status, payload[:length]
+                if chunked:
+                    done = _read_chunked(payload)
+                    if done is not None:
+                        return status, done
+            if len(data) > MAX_REPLY:
+                raise HttpError("reply too large")
+            sock.settimeout(_remaining(deadline))
+            chunk = sock.recv(65536)
+            if not chunk:
+                if header_end >= 0 and length is None and not chunked:
+                    return status, data[header_end + 4:]
+                raise HttpError("connection closed before the reply was complete")
+            data += chunk
+
+
+def _parse_head(head: bytes) -> tuple[int, int | None, bool]:
+    lines = head.split(b"\r\n")
+    parts = lines[0].split(b" ", 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
+        raise HttpError(f"not an HTTP reply: {lines[0][:80]!r}")
+    try:
+        status = int(parts[1])
+    except ValueError:
+        raise HttpError(f"bad status line: {lines[0][:80]!r}") from None
+    length = None
+    chunked = False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            length = int(value.strip())
+        elif name == b"transfer-encoding" and b"chunked" in value.lower():
+            chunked = True
+    return status, (None if chunked else length), chunked

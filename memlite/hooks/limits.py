@@ -1,0 +1,102 @@
+"""Size limits of a hook event: long strings cut (head and tail kept, with a marker).
+
+STANDARD LIBRARY ONLY (the hook imports it).
+
+A tool can return megabytes (a 50 MB ``cat``); storing or observing all of it costs disk,
+tokens and time, and the worker refuses bodies over 8 MiB. So:
+
+1. :func:`precut`, BEFORE the privacy filters: a string over ``PRECUT_OVER`` characters
+   keeps its first and last ``PRECUT_KEEP`` characters around a marker. This bounds the
+   regex work on a huge field; the kept window is much wider than the final cut, so a
+   secret or tag straddling the pre-cut lies outside what :func:`cut` keeps. The tail
+   is stripped with ``orphan_close_hides_before`` (its opening tag may be cut away).
+2. :func:`fit`, AFTER them: every string over ``FIELD_BUDGET`` characters is cut to that
+   budget; if the whole body is still over ``MAX_BODY``, the budget shrinks, then the
+   largest top-level fields are replaced by a cut of their JSON text.
+
+The marker reads ``…[memlite: cut 12345 chars]…`` so a reader (and the observer) knows.
+"""
+
+from __future__ import annotations
+
+import json
+
+from memlite.privacy import redact, strip_tags
+
+__all__ = ["FIELD_BUDGET", "MAX_BODY", "PRECUT_KEEP", "PRECUT_OVER", "cut", "dumps", "fit",
+           "precut"]
+
+FIELD_BUDGET = 16 * 1024
+MAX_BODY = 1024 * 1024
+PRECUT_OVER = 256 * 1024
+PRECUT_KEEP = 64 * 1024
+_BUDGETS = (FIELD_BUDGET, 4096, 1024, 256)
+
+
+def marker(count: int) -> str:
+    return f"\u2026[memlite: cut {count} chars]\u2026"
+
+
+def cut(text: str, budget: int) -> str:
+    """``text`` if it fits ``budget`` characters, else its head and tail around a marker."""
+    if len(text) <= budget:
+        return text
+    half = max(budget // 2, 1)
+    return text[:half] + marker(len(text) - 2 * half) + text[-half:]
+
+
+def _precut_str(text: str) -> str:
+    if len(text) <= PRECUT_OVER:
+        return text
+    head = text[:PRECUT_KEEP]
+    tail = strip_tags(text[-PRECUT_KEEP:], orphan_close_hides_before=True)
+    # Filter each side alone here, so a tag opened in the head cannot hide the marker.
+    return (redact(strip_tags(head)) + marker(len(text) - 2 * PRECUT_KEEP) + redact(tail))
+
+
+def precut(value: object) -> object:
+    """Pre-cut every huge string of a JSON value (before the privacy filters)."""
+    if isinstance(value, str):
+        return _precut_str(value)
+    if isinstance(value, dict):
+        return {key: precut(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [precut(item) for item in value]
+    return value
+
+
+def _cut_all(value: object, budget: int) -> object:
+    if isinstance(value, str):
+        return cut(value, budget)
+    if isinstance(value, dict):
+        return {key: _cut_all(item, budget) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut_all(item, budget) for item in value]
+    return value
+
+
+def dumps(value: object) -> bytes:
+    """Compact UTF-8 JSON; lone surrogates (from ``\\ud800`` escapes) become ``?``."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
+def fit(payload: dict[str, object]) -> tuple[dict[str, object], bytes]:
+    """Cut ``payload`` to the field budget and the body cap; returns it and its JSON."""
+    for budget in _BUDGETS:
+        shaped = _cut_all(payload, budget)
+        assert isinstance(shaped, dict)
+        body = dumps(shaped)
+        if len(body) <= MAX_BODY:
+            return shaped, body
+    # Many small strings (a huge list): cut the biggest top-level fields as text.
+    sizes = sorted(((len(dumps(v)), k) for k, v in shaped.items()), reverse=True)
+    for _, key in sizes:
+        shaped[key] = cut(dumps(shaped[key]).decode("utf-8"), 4096)
+        body = dumps(shaped)
+        if len(body) <= MAX_BODY:
+            break
+    return shaped, body

@@ -1,0 +1,294 @@
+"""The hook: one entry point for every Claude Code event (STANDARD LIBRARY ONLY).
+
+``main(argv)`` reads the event from stdin, strips privacy tags and redacts secrets
+(``memlite.privacy``), cuts oversized fields (``limits.py``), and sends ONE HTTP/1.1
+request over a raw socket (``client.py``) to the worker, with the bearer token and a
+deadline. It always exits 0; nothing but a SessionStart context reply is printed.
+
+=====================  ==========================  =========================================
+event                  request                     stdout
+=====================  ==========================  =========================================
+SessionStart           POST /api/sessions, then    ``{"hookSpecificOutput": {"hookEventName":
+                       GET /api/context?project=   "SessionStart", "additionalContext": ...}}``
+                                                   when the context is not empty
+UserPromptSubmit       POST /api/sessions          nothing
+PostToolUse(Failure)   POST /api/events            nothing (SKIP_TOOLS and memlite's own MCP
+PreCompact, SubagentStop                           tools are dropped before anything is sent)
+Stop                   POST /api/summarize         nothing
+SessionEnd             POST /api/sessions/complete nothing (0.8 s in all: Claude Code gives
+                                                   every SessionEnd hook 1.5 s together)
+=====================  ==========================  =========================================
+
+A 404 from summarize/complete (the session is unknown: its start was lost) is sent again
+to ``/api/events``, which creates it. Other 4xx: logged, dropped (the event is malformed).
+
+Worker down (refused, no token yet, reset, unreadable reply) or failing (5xx), or too slow
+(deadline): the cleaned event is appended to the spool (fsync'd); if the worker was not
+there at all it is started with ``spawn.start_worker(wait=False)`` using the worker's
+Python (``$MEMLITE_PYTHON``, else the plugin venv, see ``bootstrap.py``), and if a ready
+worker is found right after, the event is sent once more (ingestion is idempotent). The
+worker drains the spool when it starts. A SessionStart that started the worker may wait
+for its first answer to print the context: ``$MEMLITE_HOOK_SESSION_START_WAIT`` seconds
+after the hook began (default 0, at most 1.5; a worker starts in ~0.35 s here).
+
+Errors never reach stdout: one line goes to ``<data dir>/hooks.log`` (0600, rotated at
+``LOG_MAX`` bytes to ``hooks.log.1``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from urllib.parse import quote
+
+from memlite.hooks import client
+from memlite.hooks.limits import fit, precut
+from memlite.privacy import clean
+
+__all__ = ["DEADLINE", "LOG_MAX", "MAX_STDIN", "ROUTES", "SESSION_END_DEADLINE", "main"]
+
+MAX_STDIN = 64 * 1024 * 1024
+DEADLINE = 1.0
+SESSION_END_DEADLINE = 0.8
+LOG_MAX = 1024 * 1024
+LOG_FILE = "hooks.log"
+SESSION_START_WAIT_ENV = "MEMLITE_HOOK_SESSION_START_WAIT"
+OWN_TOOL_PREFIXES = ("mcp__plugin_memlite_", "mcp__memlite__")
+TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+ROUTES = {
+    "SessionStart": "/api/sessions",
+    "UserPromptSubmit": "/api/sessions",
+    "PostToolUse": "/api/events",
+    "PostToolUseFailure": "/api/events",
+    "PreCompact": "/api/events",
+    "SubagentStop": "/api/events",
+    "Stop": "/api/summarize",
+    "SessionEnd": "/api/sessions/complete",
+}
+
+
+class _Down(Exception):
+    """The worker cannot take the event now; ``absent`` when nothing is listening."""
+
+    def __init__(self, reason: str, *, absent: bool) -> None:
+        super().__init__(reason)
+        self.absent = absent
+
+
+def log_line(directory: str, event: str, message: str) -> None:
+    """Append one line to hooks.log (never raises)."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        path = os.path.join(directory, LOG_FILE)
+        try:
+            if os.stat(path).st_size > LOG_MAX:
+                os.replace(path, path + ".1")
+        except FileNotFoundError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        text = " ".join(message.split())[:500]
+        line = f"{stamp} pid={os.getpid()} {event or '-'}: {text}\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - logging must never fail the hook
+        pass
+
+
+def _read_event(argv: list[str]) -> tuple[str, dict[str, object] | None, str | None]:
+    """(event name, payload, problem): a problem means "log it and stop"."""
+    hint = argv[0] if argv else ""
+    raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:
+        return hint, None, f"stdin over {MAX_STDIN} bytes: dropped"
+    if not raw.strip():
+        return hint, None, "empty stdin"
+    note = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", "replace")
+        note = f"stdin is not valid UTF-8 ({exc.reason} at byte {exc.start}): bytes replaced"
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return hint, None, f"stdin is not JSON: {type(exc).__name__}: {str(exc)[:120]}"
+    if not isinstance(payload, dict):
+        return hint, None, f"stdin is JSON {type(payload).__name__}, not an object"
+    name = payload.get("hook_event_name")
+    event = name if isinstance(name, str) and name else hint
+    if event not in ROUTES:
+        return str(event)[:100], None, f"unknown hook event {str(event)[:100]!r}: ignored"
+    session_id = payload.get("session_id")
+    if not isinstance(session_id, str) or not session_id.strip():
+        return event, None, "no session_id (a non-empty string) in the payload: dropped"
+    payload.setdefault("hook_event_name", event)
+    return event, payload, note
+
+
+def _skipped(event: str, payload: dict[str, object], settings: dict[str, object]) -> bool:
+    if event not in TOOL_EVENTS:
+        return False
+    tool = payload.get("tool_name")
+    return isinstance(tool, str) and (tool.startswith(OWN_TOOL_PREFIXES)
+                                      or tool in client.skip_tools(settings))
+
+
+def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | None,
+          deadline: float) -> tuple[int, bytes]:
+    if bearer is None:
+        raise _Down("no token yet (the worker never ran)", absent=True)
+    try:
+        status, reply = client.request(port, method, path, bearer=bearer, body=body,
+                                       deadline=deadline)
+    except (ConnectionRefusedError, FileNotFoundError) as exc:
+        raise _Down(f"worker not running ({exc})", absent=True) from None
+    except TimeoutError:
+        raise _Down("worker did not answer in time", absent=False) from None
+    except (OSError, ValueError) as exc:
+        raise _Down(f"worker connection failed ({type(exc).__name__}: {exc})",
+                    absent=True) from None
+    if status >= 500:
+        raise _Down(f"worker answered HTTP {status}", absent=False)
+    return status, reply
+
+
+def _deliver(event: str, body: bytes, port: int, bearer: str | None, deadline: float,
+             directory: str) -> None:
+    route = ROUTES[event]
+    if event == "UserPromptSubmit" and b'"prompt":' not in body:
+        route = "/api/events"  # /api/sessions would take it for a SessionStart
+    status, reply = _send(port, bearer, "POST", route, body, deadline)
+    if status == 404 and route != "/api/events":
+        status, reply = _send(port, bearer, "POST", "/api/events", body, deadline)
+    if status >= 300:
+        log_line(directory, event, f"worker refused the event: HTTP {status}: "
+                 f"{reply[:300].decode('utf-8', 'replace')}")
+
+
+def _context(port: int, bearer: str | None, cwd: object, deadline: float) -> str | None:
+    """The SessionStart reply to print, or None (no context, or no time left)."""
+    if not isinstance(cwd, str) or not cwd:
+        return None
+    status, reply = _send(port, bearer, "GET", "/api/context?project=" + quote(cwd, safe=""),
+                          None, deadline)
+    if status != 200:
+        return None
+    context = json.loads(reply).get("context")
+    if not isinstance(context, str) or not context.strip():
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                              "additionalContext": context}})
+
+
+def _await_context(directory: str, port: int, cwd: object, until: float) -> str | None:
+    """SessionStart with the worker just spawned: poll for its answer until ``until``.
+
+    The worker drains the spool (this SessionStart included) before it serves, so the
+    first answer already knows the session.
+    """
+    while time.monotonic() < until:
+        try:
+            return _context(port, client.token(directory), cwd, until)
+        except _Down:
+            time.sleep(0.02)
+        except (ValueError, AttributeError):
+            return None
+    return None
+
+
+def _session_start_wait() -> float:
+    """How long a SessionStart that found the worker down waits for it (seconds, <= 1.5).
+
+    Default 1.0: a worker starts in ~0.4 s here, so the first session after an idle
+    shutdown still gets its memory; the wait happens only when the worker was down, and
+    Claude Code's first request is delayed by at most this much (never on a warm worker).
+    """
+    try:
+        return min(max(float(os.environ.get(SESSION_START_WAIT_ENV, "") or 1.0), 0.0), 1.5)
+    except ValueError:
+        return 1.0
+
+
+def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Down,
+                 directory: str, port: int, deadline: float,
+                 started: float) -> str | None:
+    """Spool the event, start the worker if nothing was listening, resend if it is ready.
+
+    Returns what a SessionStart prints when ``$MEMLITE_HOOK_SESSION_START_WAIT`` seconds
+    (default 1.0) let it get the context from the worker it just started.
+    """
+    from memlite.hooks import bootstrap, spool
+
+    spool.append(directory, event, payload)
+    if not down.absent:
+        log_line(directory, event, f"{down}: spooled")
+        return None
+    python = bootstrap.worker_python()
+    if python is None:
+        log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
+                 "not ready yet")
+        return None
+    from memlite.spawn import start_worker, worker_command
+
+    result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
+    wait = _session_start_wait() if event == "SessionStart" else 0.0
+    if result.info is None:
+        # Someone is starting it (or we just did): its start drains the spool.
+        return _await_context(directory, port, payload.get("cwd"), started + wait)
+    try:
+        bearer = client.token(directory)
+        _deliver(event, body, result.info.port, bearer, max(deadline, time.monotonic() + 0.3),
+                 directory)
+        if event == "SessionStart":
+            return _await_context(directory, result.info.port, payload.get("cwd"),
+                                  max(deadline, started + wait))
+    except _Down:
+        pass  # it is in the spool
+    return None
+
+
+def run(argv: list[str]) -> str | None:
+    """Handle one event; return what to print (or None). Raises on internal errors."""
+    started = time.monotonic()
+    directory = client.data_dir()
+    event, payload, problem = _read_event(argv)
+    if payload is None:
+        log_line(directory, event, problem or "bad input")
+        return None
+    if problem:
+        log_line(directory, event, problem)
+    settings = client.read_settings(directory)
+    if _skipped(event, payload, settings):
+        return None
+    cleaned = clean(precut(payload))
+    cleaned, body = fit(cleaned)
+    deadline = started + (SESSION_END_DEADLINE if event == "SessionEnd" else DEADLINE)
+    port = client.worker_port(settings)
+    bearer = client.token(directory)
+    try:
+        _deliver(event, body, port, bearer, deadline, directory)
+    except _Down as down:
+        return _worker_down(event, cleaned, body, down, directory, port, deadline, started)
+    if event == "SessionStart":
+        try:
+            return _context(port, bearer, cleaned.get("cwd"), deadline)
+        except (_Down, ValueError, AttributeError) as exc:
+            log_line(directory, event, f"no context: {exc}")
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the hook; always 0. Internal errors go to hooks.log, never to stdout."""
+    try:
+        out = run(list(sys.argv[1:] if argv is None else argv))
+        if out:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - fail open, whatever happened
+        log_line(client.data_dir(), "", f"internal error: {type(exc).__name__}: {exc}")
+    return 0
