@@ -17,6 +17,10 @@ group commit, so its cost is shared by the batch: see BENCHMARKS.md).
 Every connection gets ``busy_timeout``, ``foreign_keys=ON``, double-quoted string literals
 off (a typo'd column name must be an error, not a string) and sqlite-vec loaded.
 
+The storage actor's writer does not checkpoint in its commits: a ``WalCheckpointer`` copies
+the WAL into the database file from a thread of its own, and the writer checkpoints itself
+only when the WAL outgrows ``WAL_HARD_LIMIT_PAGES`` (see the class).
+
 The async side uses APSW's own Trio controller (``Connection.as_async``): each connection
 owns one worker thread and ``await conn.async_run(fn, ...)`` runs a whole sync function in
 it, so a batch of statements costs one thread hop. The writer belongs to the storage actor
@@ -29,6 +33,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -45,6 +50,10 @@ from memlite.storage.migrations import check_not_too_new, latest_version, migrat
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "DB_FILENAME",
+    "WAL_CHECKPOINT_PAGES",
+    "WAL_HARD_LIMIT_PAGES",
+    "WAL_IDLE_CHECKPOINT_S",
+    "WalCheckpointer",
     "connect",
     "db_path",
     "open_reader",
@@ -62,6 +71,13 @@ BUSY_TIMEOUT_MS = 5_000
 # Closing must not hang shutdown: a stuck close is logged and abandoned.
 CLOSE_TIMEOUT_S = 5.0
 SYNCHRONOUS = frozenset({"NORMAL", "FULL"})
+# WAL pages written since the last request that make the writer ask for a background
+# checkpoint (SQLite's own autocheckpoint default), the WAL size at which the writer
+# checkpoints in its own thread after a commit (40 MB of 4 KiB pages), and the quiet
+# time after which the rest of the WAL is checkpointed (``WalCheckpointer``).
+WAL_CHECKPOINT_PAGES = 1_000
+WAL_HARD_LIMIT_PAGES = 10_000
+WAL_IDLE_CHECKPOINT_S = 1.0
 
 
 def db_path(location: Path | str) -> Path:
@@ -255,3 +271,121 @@ async def open_reader(location: Path | str) -> AsyncIterator[apsw.Connection]:
         yield conn
     finally:
         await _aclose(conn, optimize=False)
+
+
+class WalCheckpointer:
+    """Checkpoints the writer's WAL from a thread and connection of its own.
+
+    SQLite's autocheckpoint runs inside the commit that takes the WAL past 1,000 pages:
+    it copies the pages into the database file and fsyncs both files while every sender
+    of that group commit waits (a few milliseconds; most of the writer's time under
+    load, see BENCHMARKS.md). Instead, :meth:`install` replaces it on the writer
+    connection with a WAL hook, and :meth:`after_commit` (the writer's thread, after each
+    commit) wakes this object's thread every ``WAL_CHECKPOINT_PAGES`` new pages to run a
+    ``PASSIVE`` checkpoint, which never blocks the writer or readers.
+
+    A WAL starts over from its beginning (at the writer's next transaction) only once it
+    has been copied entirely. The thread copies the rest after ``idle_seconds`` without a
+    request, so after a burst the WAL is reused; under sustained writes a concurrent
+    checkpoint never quite catches up, so once the WAL holds ``WAL_HARD_LIMIT_PAGES``
+    the writer runs a ``PASSIVE`` checkpoint itself after its commit (little is left to
+    copy by then). A checkpoint that fails is logged; the next one retries. Durability
+    does not change: a checkpoint syncs the WAL before copying it, whichever connection
+    runs it.
+
+    Args:
+        location: the data directory (or ``*.db`` path) of the writer.
+        hard_limit_pages: WAL size at which the writer checkpoints itself.
+        checkpoint_pages: new WAL pages between two background checkpoints.
+        idle_seconds: quiet time after which the rest of the WAL is checkpointed.
+    """
+
+    def __init__(
+        self,
+        location: Path | str,
+        *,
+        hard_limit_pages: int = WAL_HARD_LIMIT_PAGES,
+        checkpoint_pages: int = WAL_CHECKPOINT_PAGES,
+        idle_seconds: float = WAL_IDLE_CHECKPOINT_S,
+    ) -> None:
+        self.path = db_path(location)
+        self.hard_limit_pages = hard_limit_pages
+        self.checkpoint_pages = checkpoint_pages
+        self.idle_seconds = idle_seconds
+        self.background_checkpoints = 0
+        self.writer_checkpoints = 0
+        self._pages = 0  # WAL pages after the writer's last commit (from the WAL hook)
+        self._commits = 0  # commits seen by the WAL hook
+        self._requested_at = 0
+        self._wanted = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(
+            target=self._run, name="memlite-db-checkpointer", daemon=True
+        )
+        self._thread.start()
+
+    def install(self, conn: apsw.Connection) -> None:
+        """Take over checkpointing from ``conn``'s autocheckpoint (call in its thread)."""
+        conn.set_wal_hook(self._wal_hook)
+
+    def _wal_hook(self, conn: apsw.Connection, name: str, pages: int) -> int:
+        self._pages = pages
+        self._commits += 1
+        return apsw.SQLITE_OK
+
+    def after_commit(self, conn: apsw.Connection) -> None:
+        """Request or run a checkpoint as the WAL grows (the writer's thread; never raises)."""
+        pages = self._pages
+        if pages < self._requested_at:
+            self._requested_at = 0  # the WAL started over
+        if pages >= self.hard_limit_pages:
+            try:
+                conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+                self.writer_checkpoints += 1
+            except apsw.BusyError:
+                pass  # the background checkpoint is running: try after the next commit
+            except apsw.Error:
+                log.warning("WAL checkpoint after commit failed", exc_info=True)
+        elif pages - self._requested_at >= self.checkpoint_pages:
+            self._requested_at = pages
+            self._wanted.set()
+
+    def _run(self) -> None:
+        conn: apsw.Connection | None = None
+        copied_at = 0  # the commit count when the WAL was last found copied entirely
+        try:
+            while True:
+                requested = self._wanted.wait(self.idle_seconds)
+                self._wanted.clear()
+                if self._stopping:
+                    return
+                commits = self._commits
+                if not requested and commits == copied_at:
+                    continue  # quiet, and nothing written since the WAL was all copied
+                try:
+                    if conn is None:
+                        conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
+                        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                        conn.execute("PRAGMA query_only = ON")  # it only ever checkpoints
+                        conn.execute("PRAGMA user_version").fetchall()  # opens the WAL
+                    wal_pages, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+                    self.background_checkpoints += 1
+                    if wal_pages == copied:
+                        copied_at = commits
+                except apsw.BusyError:
+                    pass  # the writer is checkpointing: nothing to do
+                except apsw.Error:
+                    log.warning("background WAL checkpoint of %s failed", self.path,
+                                exc_info=True)
+        finally:
+            if conn is not None:
+                conn.close()
+
+    async def aclose(self) -> None:
+        """Stop the thread (after the checkpoint in progress) and close its connection."""
+        self._stopping = True
+        self._wanted.set()
+        with trio.move_on_after(CLOSE_TIMEOUT_S, shield=True) as scope:
+            await trio.to_thread.run_sync(self._thread.join, abandon_on_cancel=True)
+        if scope.cancelled_caught:
+            log.error("WAL checkpointer did not stop within %.0f s", CLOSE_TIMEOUT_S)

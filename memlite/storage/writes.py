@@ -1,9 +1,10 @@
 """Write functions: plain sync calls on an APSW connection, one logical change each.
 
 They open no transaction of their own: the storage actor runs a whole batch of them in
-one ``BEGIN IMMEDIATE`` transaction, each inside a savepoint, so a failed call undoes only
-its own statements. Called on a connection in autocommit mode, each statement commits by
-itself; wrap several calls in ``with conn:`` to make them atomic.
+one ``BEGIN IMMEDIATE`` transaction, so that a failed call undoes only its own statements
+(the batch is rerun with a savepoint around each call once one fails). Called on a
+connection in autocommit mode, each statement commits by itself; wrap several calls in
+``with conn:`` to make them atomic.
 
 A prompt, event, observation or summary whose session is not known yet creates a stub
 session (a trigger in the schema): capture never fails for lack of a SessionStart.
@@ -49,6 +50,11 @@ __all__ = [
 ]
 
 
+# What json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False) builds on
+# every call; one shared encoder (it keeps no state between calls) saves that per event.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Mapping[str, Any] | str) -> str:
     """Compact JSON with sorted keys: equal payloads give equal text (and hashes).
 
@@ -56,15 +62,13 @@ def canonical_json(value: Mapping[str, Any] | str) -> str:
     """
     if isinstance(value, str):
         value = json.loads(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def _sha256(*parts: str) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.hexdigest()
+    """SHA-256 of the parts, each followed by a NUL byte."""
+    data = "\x00".join(parts).encode("utf-8", "surrogatepass") + b"\x00"
+    return hashlib.sha256(data).hexdigest()
 
 
 def _json_list(values: Iterable[Any]) -> str:
