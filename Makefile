@@ -27,6 +27,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_storage.py --write
 	$(BIN)/python bench/bench_worker.py --write
 	$(BIN)/python bench/bench_http.py --write
+	$(BIN)/python bench/bench_hooks.py --write
+	$(BIN)/python bench/bench_mcp.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

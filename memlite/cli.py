@@ -34,7 +34,8 @@ def _cmd_settings(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     if args.json:
-        print(json.dumps({"dataDir": str(settings.data_dir), "settings": settings.public()}, indent=2))
+        view = {"dataDir": str(settings.data_dir), "settings": settings.public()}
+        print(json.dumps(view, indent=2))
         return 0
     print(f"data directory: {settings.data_dir}")
     width = max(len(key) for key in settings.values)
@@ -242,6 +243,28 @@ def _cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    import os
+
+    impl = args.impl or os.environ.get("MEMLITE_MCP_IMPL", "").strip() or "lean"
+    if impl == "mcpserver":
+        from memlite.mcp.mcpserver import main as serve_mcpserver
+
+        return serve_mcpserver()
+    from memlite.mcp.server import main as serve_lean
+
+    return serve_lean()
+
+
+def _add_mcp_command(sub: argparse._SubParsersAction) -> None:
+    mcp = sub.add_parser("mcp", help="serve memlite's memory tools over MCP on stdio "
+                                     "(what Claude Code starts)")
+    mcp.add_argument("--impl", choices=("lean", "mcpserver"), default=None,
+                     help="lean: the standard-library server (default, starts in ~30 ms); "
+                          "mcpserver: mcp 2.x's MCPServer (0.5-1.3 s to import)")
+    mcp.set_defaults(func=_cmd_mcp)
+
+
 def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
     for name, text in (("install", "register the memlite plugin with Claude Code"),
                        ("uninstall", "remove the plugin from Claude Code (keeps the memory)")):
@@ -264,13 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="leave the worker running and keep the throwaway directory")
     demo.set_defaults(func=_cmd_demo)
 
-    settings = sub.add_parser("settings", help="show every setting, its value and where it came from")
+    settings = sub.add_parser("settings",
+                              help="show every setting, its value and where it came from")
     settings.add_argument("--json", action="store_true", help="print JSON")
     settings.set_defaults(func=_cmd_settings)
 
     _add_worker_commands(sub)
     _add_plugin_commands(sub)
     _add_context_command(sub)
+    _add_mcp_command(sub)
 
     dashboard = sub.add_parser("dashboard", help="print a one-time login link to the dashboard")
     dashboard.add_argument("--timeout", type=float, default=20.0,

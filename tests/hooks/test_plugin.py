@@ -41,7 +41,11 @@ def test_manifest_and_hooks_use_only_long_standing_events_in_shell_form():
         assert handler["type"] == "command" and "args" not in handler
         assert handler["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/scripts/memlite-hook" {event}'
         assert 0 < handler["timeout"] <= 5
-    assert not (PLUGIN / ".mcp.json").exists()  # no MCP engine yet: nothing that fails
+    # The MCP server (issue 6): a launcher that starts on any python3 (tests/mcp).
+    servers = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]
+    assert servers == {"memlite": {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/memlite-mcp",
+                                   "args": []}}
+    assert os.access(PLUGIN / "scripts" / "memlite-mcp", os.X_OK)
 
 
 def test_the_plugin_ships_memlite_source():
