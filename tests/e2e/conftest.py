@@ -30,12 +30,10 @@ from typing import Any
 
 import claude_agent_sdk
 import pytest
-from e2e_helpers import FakeApi
+from e2e_helpers import REAL_PLUGIN, FakeApi
 
-REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CLAUDE_BIN = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-REAL_PLUGIN = REPO / "plugin"
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+REPO = Path(__file__).resolve().parents[2]
+REAL_PLUGIN = REPO / "plugin"
+
 
 class FakeApi:
     """A running fake_anthropic.py process and its request log."""

@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REAL_PLUGIN, REPO
-from e2e_helpers import run_claude, run_cli
+from e2e_helpers import REAL_PLUGIN, REPO, run_claude, run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
