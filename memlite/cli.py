@@ -277,6 +277,12 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
         command.set_defaults(func=_cmd_install)
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from memlite.doctor import run_doctor
+
+    return run_doctor(deadline=args.deadline)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memlite", description="Memory for Claude Code.")
     parser.add_argument("--version", action="version", version=f"memlite {__version__}")
@@ -296,6 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugin_commands(sub)
     _add_context_command(sub)
     _add_mcp_command(sub)
+
+    doctor = sub.add_parser("doctor", help="check memlite end to end: worker, observer, "
+                                           "an event in and an observation out")
+    doctor.add_argument("--deadline", type=float, default=20.0,
+                        help="seconds the canary event may take to be observed (default 20)")
+    doctor.set_defaults(func=_cmd_doctor)
 
     dashboard = sub.add_parser("dashboard", help="print a one-time login link to the dashboard")
     dashboard.add_argument("--timeout", type=float, default=20.0,

@@ -180,6 +180,13 @@ SPECS: tuple[Setting, ...] = (
             doc="session actors idle this long are stopped"),
     Setting(key="OBSERVER_IDLE_MINUTES", default=5, parse=_int_between(1, 24 * 60),
             doc="an observer process silent this long is stopped"),
+    Setting(key="OBSERVER_CONCURRENCY", default=2, parse=_int_between(1, 32),
+            doc="observer conversations open at once, across all sessions"),
+    Setting(key="OBSERVER_DAILY_TOKENS", default=2_000_000,
+            parse=_int_between(0, 1_000_000_000),
+            doc="observer tokens per UTC day; past it the rules backend takes over"),
+    Setting(key="EVENT_RETENTION_DAYS", default=7, parse=_int_between(1, 3650),
+            doc="raw payloads of observed events are pruned after this many days"),
     Setting(key="SKIP_TOOLS", default=("TodoWrite",), parse=_tool_list,
             doc="tools whose events are not observed (memlite's own MCP tools always are skipped)"),
 )

@@ -52,6 +52,7 @@ import apsw
 import attrs
 
 from memlite.project import resolve_project
+from memlite.storage.observing import health_line
 from memlite.storage.reads import recent_observations, recent_summaries
 from memlite.storage.records import Observation, Summary
 
@@ -447,6 +448,13 @@ def build_context(
     data = load_context_data(conn, root, summary_count=summary_count,
                              observation_count=observation_count, full_count=full_count,
                              raw_count=raw_count)
+    warning = health_line(conn, root)
+    if warning:
+        warning = _line(warning, 400)
+        block = pack(data, max_chars - len(warning) - 1)
+        text = (block.text.replace(OPEN_TAG, f"{OPEN_TAG}\n{warning}", 1) if block.text
+                else f"{OPEN_TAG}\n{warning}\n{CLOSE_TAG}")
+        return attrs.evolve(block, text=text, budget=max_chars, reason=None)
     block = pack(data, max_chars)
     if not block.text and (summary_count, observation_count, full_count) == (0, 0, 0):
         block = attrs.evolve(block, reason="SUMMARY_COUNT, OBSERVATION_COUNT and "

@@ -39,7 +39,8 @@ from memlite.spawn import start_worker, stop_worker, worker_env
 
 __all__ = ["OBSERVER_BACKEND", "load_recorded_session", "run_demo"]
 
-OBSERVER_BACKEND = "none yet: events stored, not compressed (the AI observer is a later issue)"
+OBSERVER_BACKEND = ("rules (deterministic, no AI, no tokens spent; "
+                    "MEMLITE_OBSERVER=auto uses Claude when it is available)")
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # The hook as the plugin's launcher runs it: isolated (-I: no user site, no PYTHON* env),
 # memlite's source first on sys.path, then memlite.hooks.main (standard library only).
@@ -125,7 +126,8 @@ def _main(base: Path, keep: bool) -> int:
     settings = load_settings(data_dir, env={})  # creates the directory and settings.json
     port = _free_port()
     env = {**os.environ, "MEMLITE_DATA_DIR": str(settings.data_dir),
-           "MEMLITE_WORKER_PORT": str(port), "MEMLITE_PYTHON": sys.executable}
+           "MEMLITE_WORKER_PORT": str(port), "MEMLITE_PYTHON": sys.executable,
+           "MEMLITE_OBSERVER": "rules"}
     recorded = load_recorded_session(project, home, str(uuid.uuid4()))
     _make_project(project, recorded["files"])
     print(f"memlite demo: throwaway data directory {settings.data_dir}, project {project}")

@@ -17,6 +17,12 @@
     │   ├── SchemaTooNewError         written by a newer memlite: we refuse to touch it
     │   └── MigrationError            a migration failed; it was rolled back
     ├── ObserverError                 the AI observer (see actors/observer.py)
+    │   ├── ObserverUnavailable       no Claude Code CLI to run (not installed, not executable)
+    │   ├── ObserverCrashed           the CLI process exited or died mid-conversation (.exit_code)
+    │   ├── ObserverProtocolError     the CLI printed undecodable JSON or a line over the limit
+    │   ├── ObserverErrorResult       the CLI answered a turn with an error result (.text)
+    │   ├── ObserverTimeout           a turn (or the start) missed our deadline; also TimeoutError
+    │   └── ObserverClosed            ask() on a conversation that is closed or broken
     └── WorkerError                   the worker process would not start, stop or answer
         └── PortInUse                 the worker's port on 127.0.0.1 is taken by another program
 
@@ -40,7 +46,13 @@ __all__ = [
     "MigrationError",
     "NotADatabaseError",
     "NotFound",
+    "ObserverClosed",
+    "ObserverCrashed",
     "ObserverError",
+    "ObserverErrorResult",
+    "ObserverProtocolError",
+    "ObserverTimeout",
+    "ObserverUnavailable",
     "PortInUse",
     "RestartIntensityExceeded",
     "SchemaTooNewError",
@@ -116,6 +128,39 @@ class MigrationError(StorageError):
 
 class ObserverError(MemliteError):
     """The AI observer failed (no CLI, bad reply, quota, crash)."""
+
+
+class ObserverUnavailable(ObserverError):
+    """No Claude Code CLI can be run: the rules backend must take over."""
+
+
+class ObserverCrashed(ObserverError):
+    """The CLI process exited or died during a conversation; ``exit_code`` when known."""
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class ObserverProtocolError(ObserverError):
+    """The CLI printed something the SDK cannot decode (corrupt JSON, a line over the limit)."""
+
+
+class ObserverErrorResult(ObserverError):
+    """The CLI ended a turn with ``is_error``; ``text`` is its result prose (quota, API error)."""
+
+    def __init__(self, message: str, *, text: str = "", subtype: str | None = None) -> None:
+        super().__init__(message)
+        self.text = text
+        self.subtype = subtype
+
+
+class ObserverTimeout(ObserverError, TimeoutError):
+    """A turn, or the start of the conversation, missed our own deadline."""
+
+
+class ObserverClosed(ObserverError):
+    """``ask`` on a conversation that was closed, or broken by an earlier failure."""
 
 
 class WorkerError(MemliteError):

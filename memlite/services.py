@@ -12,7 +12,7 @@ request and the idle-shutdown actor reads it. It is only touched from the Trio t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -53,6 +53,7 @@ class Services:
         sessions: the session supervisor actor (one session actor per Claude session).
         bus: the event bus (SSE fan-out).
         activity: last request time, for idle shutdown.
+        observer: the observing sessions' shared hub (None outside a worker).
         ready: set once the database is open and migrated and the spool was drained.
         shutdown: set to ask the whole worker to stop (idle shutdown, signals).
     """
@@ -69,5 +70,6 @@ class Services:
     sessions: ActorRef
     bus: ActorRef
     activity: Activity = attrs.field(factory=Activity)
+    observer: Any = None  # memlite.actors.observer.ObserverHub (health, token counts)
     ready: trio.Event = attrs.field(factory=trio.Event)
     shutdown: trio.Event = attrs.field(factory=trio.Event)

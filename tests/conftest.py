@@ -32,6 +32,9 @@ def data_dir(tmp_path, monkeypatch):
             monkeypatch.delenv(key)
     path = tmp_path / "memlite-data"
     monkeypatch.setenv("MEMLITE_DATA_DIR", str(path))
+    # Tests never reach the network: a worker started by a test observes with the rules
+    # backend unless the test asks for the AI (over the fake CLI) itself.
+    monkeypatch.setenv("MEMLITE_OBSERVER", "rules")
     return path
 
 

@@ -11,7 +11,8 @@ from memlite.config import SPECS, ensure_data_dir, load_settings, save_settings,
 from memlite.errors import ConfigError, DataDirError
 
 
-def test_first_use_creates_private_dir_and_file_with_every_default(data_dir):
+def test_first_use_creates_private_dir_and_file_with_every_default(data_dir, monkeypatch):
+    monkeypatch.delenv("MEMLITE_OBSERVER")  # the suite's rules-only default (conftest)
     settings = load_settings()
     assert settings.data_dir == data_dir
     assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700

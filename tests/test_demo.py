@@ -37,12 +37,14 @@ def test_demo_replays_through_the_hook_and_prints_the_next_context(tmp_path):
     assert "replaying a recorded Claude Code session through the hook (9 events" in out
     block = out[out.index("<memlite-context>"):out.index("</memlite-context>")]
     assert "not instructions" in block
-    assert "prompt: The login test is flaky" in block
-    assert "edited auth/session.py" in block and "(failed)" in block
-    assert "Claude's last answer: test_expired_session failed" in block
-    assert re.search(r"search 'expired login' .*: 0 observations, 0 summaries, 1 prompts", out)
+    # The session was observed (rules backend): a summary and observations, no raw layer.
+    assert "summary #1): The login test is flaky" in block
+    assert "[change] Edited auth/session.py" in block
+    assert "Tests failed: tests/test_login.py::test_expired_session" in block
+    assert "completed: modified auth/session.py; test_expired_session failed" in block
+    assert re.search(r"search 'expired login' .*: 1 observations, 1 summaries, 1 prompts", out)
     assert re.search(r"http://127\.0\.0\.1:\d+/login\?code=\S+", out)
-    assert "observer backend: none yet: events stored, not compressed" in out
+    assert "observer backend: rules (deterministic, no AI" in out
     worker_pid = int(re.search(r"worker ready in .* pid (\d+)", out).group(1))
     assert not pid_alive(worker_pid)
     base = Path(re.search(r"throwaway data directory (\S+)", out).group(1)).parent

@@ -15,6 +15,7 @@ previous one reported it was up)::
     bus        event fan-out for SSE                              permanent
     sessions   session supervisor (one actor per Claude session)  permanent
     reaper     every 60 s: stop idle session actors               permanent
+    pruner     every hour: prune old event payloads, vacuum        permanent
     idle       no sessions, no requests: set shutdown             transient
     spool      drain the hook spool, then set ``ready``           temporary
     http       Hypercorn serving ``create_app(services)``; then drains the spool once
@@ -48,14 +49,19 @@ from hypercorn.trio import serve
 from memlite.actors.bus import EventBus
 from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
 from memlite.actors.idle import IdleShutdown
+from memlite.actors.observer import ObserverHub
+from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
-from memlite.actors.session import SessionSupervisor
-from memlite.actors.storage import StorageActor
+from memlite.actors.session import Deliver, SessionSupervisor
+from memlite.actors.storage import RequeueProcessingEvents, StorageActor
 from memlite.config import Settings
 from memlite.drain import drain_spool
 from memlite.errors import RestartIntensityExceeded
 from memlite.http import create_app, load_or_create_token
 from memlite.lifecycle import HOST, worker_version
+from memlite.observer.backend import choose_backend, claude_factory
+from memlite.observer.governor import Governor
+from memlite.observer.registry import reap_stale_observers
 from memlite.services import Services
 from memlite.storage.db import db_path
 from memlite.storage.pool import ReaderPool
@@ -103,6 +109,7 @@ class WorkerTree:
             ChildSpec(name="bus", start=self._run_bus, shutdown=1.0),
             ChildSpec(name="sessions", start=self._run_sessions, shutdown=2.0),
             ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
+            ChildSpec(name="pruner", start=self._run_pruner, shutdown=1.0),
             ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
                       shutdown=1.0),
             ChildSpec(name="spool", start=self._drain, restart=Restart.TEMPORARY,
@@ -118,6 +125,18 @@ class WorkerTree:
             bus=self.supervisor.ref("bus"),
         )
         self.readers = ReaderPool(self.services.db_path)
+        governor = Governor(concurrency=settings["OBSERVER_CONCURRENCY"],
+                            daily_tokens=settings["OBSERVER_DAILY_TOKENS"])
+        backend = choose_backend(settings["OBSERVER"])
+        log.info("observer backend: %s (OBSERVER=%s)", backend, settings["OBSERVER"])
+        self.services.observer = ObserverHub(
+            storage=self.services.storage, read=self._read, governor=governor,
+            make_ai=claude_factory(settings, governor) if backend == "claude" else None,
+            idle_seconds=settings["OBSERVER_IDLE_MINUTES"] * 60)
+
+    async def _read(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        async with self.readers.borrow() as conn:
+            return await conn.async_run(fn, conn, *args, **kwargs)
 
     # Each start function builds a fresh actor, so a restarted child starts clean.
 
@@ -125,7 +144,23 @@ class WorkerTree:
         await EventBus().run(task_status=task_status)
 
     async def _run_sessions(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
-        await SessionSupervisor().run(task_status=task_status)
+        # Durable replay: observer processes of a dead worker are killed, and events it
+        # left ``processing`` go back to pending, for fresh conversations.
+        killed = await trio.to_thread.run_sync(reap_stale_observers, self.services.data_dir)
+        if killed:
+            log.warning("killed %d observer processes left by a previous worker", len(killed))
+        requeued = await self.services.storage.ask(
+            lambda reply: RequeueProcessingEvents(reply=reply), timeout=30)
+        if requeued:
+            log.info("requeued %d events left processing by a previous worker", requeued)
+        await SessionSupervisor(factory=self.services.observer.factory).run(
+            task_status=task_status)
+
+    async def _run_pruner(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        settings = self.services.settings
+        pruner = Pruner(self.services.storage,
+                        retention_days=lambda: settings["EVENT_RETENTION_DAYS"])
+        await pruner.run(task_status=task_status)
 
     async def _run_reaper(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
         services = self.services
@@ -147,6 +182,18 @@ class WorkerTree:
             log.exception("spool drain failed; the spool is kept for the next start")
         self.services.ready.set()
         task_status.started()
+        await self._resume_pending()
+
+    async def _resume_pending(self) -> None:
+        """Ring each session that has pending events, so they are observed now."""
+        try:
+            sessions = await self._read(_sessions_with_pending)
+            for session_id in sessions:
+                await self.services.sessions.send(Deliver(
+                    session_id=session_id, event_id=None, event_name="Resume"))
+        except Exception:
+            log.exception("could not resume pending events; the next event of each "
+                          "session will")
 
     async def _serve_http(self, *, task_status: trio.TaskStatus[None]) -> None:
         config = Config()
@@ -165,6 +212,12 @@ class WorkerTree:
                 await drain_spool(self.services)
             except Exception:
                 log.exception("late spool drain failed; the spool is kept for the next start")
+
+
+def _sessions_with_pending(conn, limit: int = 1000) -> list[str]:  # type: ignore[no-untyped-def]
+    rows = conn.execute("SELECT DISTINCT session_id FROM events WHERE status = 'pending' "
+                        "LIMIT ?", (limit,)).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 async def _relay(source: trio.Event, target: trio.Event) -> None:

@@ -100,6 +100,9 @@ class SessionInfo:
     mailbox_depth: int
     events_seen: int
     observer_pid: int | None = None
+    backend: str | None = None
+    tokens_used: int = 0
+    observer_failures: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -142,6 +145,9 @@ class SessionStatistics:
     mailbox_depth: int
     busy: bool
     observer_pid: int | None
+    backend: str | None = None
+    tokens_used: int = 0
+    observer_failures: int = 0
 
 
 class SessionActor:
@@ -393,6 +399,8 @@ class SessionSupervisor:
                 session_id=session_id, idle_seconds=now - stats.last_active_at,
                 uptime_seconds=now - stats.started_at, mailbox_depth=stats.mailbox_depth,
                 events_seen=stats.events_seen, observer_pid=stats.observer_pid,
+                backend=stats.backend, tokens_used=stats.tokens_used,
+                observer_failures=stats.observer_failures,
             ))
         return infos
 

@@ -20,7 +20,7 @@ Usage::
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -28,11 +28,33 @@ import apsw
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox, Reply
+from memlite.actors.core import ActorRef, Mailbox
+from memlite.actors.storage_messages import (
+    CompleteSession,
+    DeleteObservation,
+    DeleteSession,
+    DeleteSummary,
+    EnsureVectorTable,
+    Inbox,
+    PruneEvents,
+    RecordAudit,
+    RequeueProcessingEvents,
+    SetEventStatus,
+    SetObserverHealth,
+    SetSdkSessionId,
+    StartSession,
+    Stop,
+    StoreEvent,
+    StoreHookEvent,
+    StoreObservation,
+    StoreObservations,
+    StorePrompt,
+    StoreSummary,
+    StoreVectors,
+)
 from memlite.errors import MemliteError, StorageError
-from memlite.storage import capture, vectors, writes
+from memlite.storage import capture, observing, vectors, writes
 from memlite.storage.db import WalCheckpointer, open_reader, open_writer
-from memlite.storage.records import NewObservation, NewSummary
 
 __all__ = [
     "CompleteSession",
@@ -41,9 +63,11 @@ __all__ = [
     "DeleteSummary",
     "EnsureVectorTable",
     "Inbox",
+    "PruneEvents",
     "RecordAudit",
     "RequeueProcessingEvents",
     "SetEventStatus",
+    "SetObserverHealth",
     "SetSdkSessionId",
     "StartSession",
     "Stop",
@@ -52,6 +76,7 @@ __all__ = [
     "StoreEvent",
     "StoreHookEvent",
     "StoreObservation",
+    "StoreObservations",
     "StorePrompt",
     "StoreSummary",
     "StoreVectors",
@@ -59,199 +84,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-# ``reply`` is optional on every message: None means fire-and-forget (errors are logged).
-_reply = attrs.field(default=None)
-
-
-@attrs.frozen(kw_only=True)
-class StartSession:
-    """Create or resume a session. Answer: ``Session``."""
-
-    session_id: str
-    project: str | None = None
-    project_name: str | None = None
-    cwd: str | None = None
-    branch: str | None = None
-    commit_sha: str | None = None
-    source: str | None = None
-    transcript_path: str | None = None
-    at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class CompleteSession:
-    """Mark a session completed. Answer: ``bool`` (False: no such session)."""
-
-    session_id: str
-    at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class SetSdkSessionId:
-    """Record the observer conversation's id. Answer: ``bool``."""
-
-    session_id: str
-    sdk_session_id: str | None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class StoreEvent:
-    """Append a redacted hook event to the durable queue. Answer: ``InsertResult``."""
-
-    session_id: str
-    event_name: str
-    payload: Mapping[str, Any] | str
-    tool_name: str | None = None
-    tool_use_id: str | None = None
-    at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class StorePrompt:
-    """Store a user prompt (``''`` = private). Answer: ``InsertResult``."""
-
-    session_id: str
-    prompt_text: str
-    prompt_number: int | None = None
-    at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class SetEventStatus:
-    """Move events to pending/processing/done/skipped. Answer: ``int`` (rows changed)."""
-
-    event_ids: tuple[int, ...] = attrs.field(converter=tuple)
-    status: str
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class RequeueProcessingEvents:
-    """Put events a dead worker left ``processing`` back to pending. Answer: ``int``."""
-
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class StoreObservation:
-    """Store an observation and mark its source events done. Answer: ``InsertResult``."""
-
-    observation: NewObservation
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class StoreSummary:
-    """Store a session summary. Answer: ``int`` (its id)."""
-
-    summary: NewSummary
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class RecordAudit:
-    """Append to the audit log. Answer: ``int`` (the entry's id)."""
-
-    actor: str
-    action: str
-    target: str
-    detail: Mapping[str, Any] | None = None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class DeleteObservation:
-    """Delete an observation, audited as done by ``actor``. Answer: ``bool``."""
-
-    observation_id: int
-    actor: str
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class DeleteSummary:
-    """Delete a summary, audited. Answer: ``bool``."""
-
-    summary_id: int
-    actor: str
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class DeleteSession:
-    """Delete a session and all it recorded, audited. Answer: ``bool``."""
-
-    session_id: str
-    actor: str
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class EnsureVectorTable:
-    """Create (or recreate for a new model) the vector table. Answer: ``bool`` reindex."""
-
-    dim: int
-    model: str
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class StoreVectors:
-    """Store ``(observation_id, project, embedding)`` rows. Answer: ``int`` stored."""
-
-    vectors: tuple[tuple[int, str, bytes | Sequence[float]], ...] = attrs.field(converter=tuple)
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class StoreHookEvent:
-    """Store a hook event and its effect on the session in one savepoint (ingestion).
-
-    Answer: ``HookEventStored``; ``NotFound`` when ``require_session`` and the session is
-    unknown. See ``memlite.storage.capture.record_hook_event`` for the fields.
-    """
-
-    session_id: str
-    event_name: str
-    payload: Mapping[str, Any] | str
-    tool_name: str | None = None
-    tool_use_id: str | None = None
-    skipped: bool = False
-    project: str | None = None
-    project_name: str | None = None
-    cwd: str | None = None
-    branch: str | None = None
-    commit_sha: str | None = None
-    source: str | None = None
-    transcript_path: str | None = None
-    start: bool = False
-    prompt_text: str | None = None
-    complete: bool = False
-    require_session: bool = False
-    at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
-
-
-@attrs.frozen(kw_only=True)
-class Stop:
-    """Commit the batch in hand, then stop (queued messages get ``ActorDied``)."""
-
-    reply: Reply[Any] | None = _reply
-
-
-Inbox = (
-    StartSession | CompleteSession | SetSdkSessionId | StoreEvent | StorePrompt
-    | SetEventStatus | RequeueProcessingEvents | StoreObservation | StoreSummary
-    | RecordAudit | DeleteObservation | DeleteSummary | DeleteSession | EnsureVectorTable
-    | StoreVectors | StoreHookEvent | Stop
-)
-
 
 def _apply(conn: apsw.Connection, msg: Inbox) -> Any:
     """Do one message's work on the writer connection (in its thread)."""
@@ -283,6 +115,12 @@ def _apply(conn: apsw.Connection, msg: Inbox) -> Any:
             return writes.requeue_processing_events(conn)
         case StoreObservation(observation=observation):
             return writes.insert_observation(conn, observation)
+        case StoreObservations(observations=observations, mark_done=mark_done):
+            return observing.store_observations(conn, observations, mark_done=mark_done)
+        case PruneEvents(older_than_ms=older_than_ms):
+            return observing.prune_events(conn, older_than_ms=older_than_ms)
+        case SetObserverHealth(session_id=session_id, failures=failures, error=error):
+            return observing.set_observer_health(conn, session_id, failures, error)
         case StoreSummary(summary=summary):
             return writes.insert_summary(conn, summary)
         case RecordAudit(actor=actor, action=action, target=target, detail=detail):

@@ -51,10 +51,16 @@ MAX_SESSION_ID = 256
 
 @blueprint.get("/api/health")
 async def health() -> Response:
-    """Liveness (no auth): ``{"status": "ok", "pid", "version", "uptime"}``."""
+    """Liveness (no auth): ``{"status": "ok", "pid", "version", "uptime", "observer"}``.
+
+    ``observer`` is one line when a session's observations failed N times in a row (or
+    the AI is paused), else null.
+    """
     services = current_state().services
+    hub = services.observer
     return jsonify({"status": "ok", "pid": services.pid, "version": services.version,
-                    "uptime": round(trio.current_time() - services.started_at, 3)})
+                    "uptime": round(trio.current_time() - services.started_at, 3),
+                    "observer": hub.health_line() if hub is not None else None})
 
 
 @blueprint.get("/api/readiness")
@@ -96,6 +102,13 @@ def _mailbox(ref: Any) -> dict[str, Any] | None:
         return None
 
 
+def _observer(hub: Any) -> dict[str, Any] | None:
+    """The governor's figures: tokens today, conversations open, pause."""
+    if hub is None:
+        return None
+    return {**attrs.asdict(hub.governor.statistics()), "health": hub.health_line()}
+
+
 @blueprint.get("/api/debug/sessions")
 async def debug_sessions() -> Response:
     """Session actors (idle, uptime, mailbox depth, observer pid) and the worker's memory."""
@@ -108,6 +121,7 @@ async def debug_sessions() -> Response:
         "uptime_seconds": round(trio.current_time() - services.started_at, 3),
         **_memory(),
         "requests": services.activity.requests,
+        "observer": _observer(services.observer),
         "sessions": [attrs.asdict(s) if attrs.has(type(s)) else dict(s) for s in sessions],
         "mailboxes": {name: _mailbox(ref) for name, ref in
                       (("storage", services.storage), ("sessions", services.sessions),

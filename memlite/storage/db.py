@@ -151,6 +151,12 @@ def _configure(
     except apsw.NotADBError:
         raise _not_a_database(path) from None
     if writer:
+        if version == 0 and _page_count(conn) == 0:
+            # Only a brand-new file can take auto_vacuum without a full VACUUM; it must
+            # come before the first page is written (journal_mode=WAL writes one). Older
+            # databases keep auto_vacuum=NONE, where incremental_vacuum does nothing:
+            # `VACUUM` once (worker stopped) after `PRAGMA auto_vacuum = INCREMENTAL`.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {_check_synchronous(synchronous)}")
         migrate(conn, path)
@@ -162,6 +168,10 @@ def _configure(
         )
     conn.execute("PRAGMA query_only = ON")
     return version
+
+
+def _page_count(conn: apsw.Connection) -> int:
+    return int(conn.execute("PRAGMA page_count").fetchall()[0][0])
 
 
 def _check_synchronous(value: str) -> str:

@@ -154,3 +154,9 @@ def migrate(
 def m001_init(conn: apsw.Connection) -> None:
     """Sessions, prompts, the event queue, observations, summaries, audit, FTS5."""
     conn.execute(schema.M001_INIT)
+
+
+@migration
+def m002_observer(conn: apsw.Connection) -> None:
+    """Observation sources (one store per event and backend kind), pruning, health."""
+    conn.execute(schema.M002_OBSERVER)

@@ -19,7 +19,7 @@ Conventions (why they are so):
 
 from __future__ import annotations
 
-__all__ = ["M001_INIT"]
+__all__ = ["M001_INIT", "M002_OBSERVER"]
 
 _OBS_FTS_COLUMNS = "title, subtitle, narrative, facts, concepts, files"
 
@@ -226,4 +226,47 @@ CREATE TRIGGER prompts_fts_update AFTER UPDATE OF prompt_text ON user_prompts BE
     VALUES ('delete', old.id, old.prompt_text);
     INSERT INTO prompts_fts (rowid, prompt_text) VALUES (new.id, new.prompt_text);
 END;
+"""
+
+# Version 2 (the AI observer). Why each part:
+#
+# * ``observation_sources`` links an observation to each event it came from, per kind of
+#   backend ('ai' or 'rules'), and ``batch`` names the one store that wrote it. The
+#   trigger refuses a second store (another batch) for an event already observed by the
+#   same kind of backend: durable replay can never give an event two AI observations
+#   (or two rules ones), whatever the model answers the second time. A rules observation
+#   and the AI one that supersedes it are different kinds, so both stay linked.
+# * ``events.pruned_at_epoch``: the raw payload of an old done event is replaced by '{}'
+#   (bounded disk); the row, its dedup key and its links stay.
+# * ``sessions.observer_failures`` / ``observer_error``: observation failures in a row,
+#   so SessionStart context (another process may build it) can say the AI is failing.
+M002_OBSERVER = """
+CREATE TABLE observation_sources (
+    event_id       INTEGER NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+    kind           TEXT NOT NULL CHECK (kind IN ('ai', 'rules')),
+    observation_id INTEGER NOT NULL REFERENCES observations (id) ON DELETE CASCADE,
+    batch          TEXT NOT NULL,
+    PRIMARY KEY (event_id, kind, observation_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX observation_sources_observation ON observation_sources (observation_id);
+
+INSERT OR IGNORE INTO observation_sources (event_id, kind, observation_id, batch)
+    SELECT j.value, CASE o.backend WHEN 'rules' THEN 'rules' ELSE 'ai' END, o.id,
+           'm002:' || o.id
+    FROM observations AS o, json_each(o.source_event_ids) AS j
+    WHERE j.value IN (SELECT id FROM events);
+
+CREATE TRIGGER observation_sources_one_store BEFORE INSERT ON observation_sources
+WHEN EXISTS (SELECT 1 FROM observation_sources
+             WHERE event_id = new.event_id AND kind = new.kind AND batch != new.batch)
+BEGIN
+    SELECT RAISE(ABORT, 'memlite: event already observed by this kind of backend');
+END;
+
+ALTER TABLE events ADD COLUMN pruned_at_epoch INTEGER;
+CREATE INDEX events_prunable ON events (updated_at_epoch)
+    WHERE status IN ('done', 'skipped') AND pruned_at_epoch IS NULL;
+
+ALTER TABLE sessions ADD COLUMN observer_failures INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN observer_error TEXT;
 """

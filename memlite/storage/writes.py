@@ -270,12 +270,22 @@ def observation_content_hash(obs: NewObservation) -> str:
     )
 
 
-def insert_observation(conn: apsw.Connection, obs: NewObservation) -> InsertResult:
+def insert_observation(
+    conn: apsw.Connection, obs: NewObservation, *, batch: str | None = None,
+    mark_done: bool = True,
+) -> InsertResult:
     """Store an observation, mark its source events done and link what it supersedes.
 
     The three happen together (the caller's transaction or savepoint), so an event is
     never ``done`` without its observation. A duplicate (same content hash) still marks
     the events and links: the first attempt may have stored the row and lost the reply.
+
+    Each source event is linked in ``observation_sources`` under ``batch`` (default: one
+    of its own, ``o:<id>``); the database refuses a second batch for an event already
+    observed by the same kind of backend (schema version 2), so this raises
+    ``apsw.ConstraintError`` rather than store a second observation of the same events.
+    ``mark_done=False`` stores a provisional (rules) observation and leaves its events
+    pending for the AI.
     """
     ms = now_ms() if obs.at_ms is None else obs.at_ms
     content_hash = observation_content_hash(obs)
@@ -301,7 +311,14 @@ def insert_observation(conn: apsw.Connection, obs: NewObservation) -> InsertResu
         )
         result = InsertResult(existing, created=False)
     if obs.source_event_ids:
-        set_event_status(conn, obs.source_event_ids, "done")
+        conn.execute(
+            "INSERT OR IGNORE INTO observation_sources (event_id, kind, observation_id, batch)"
+            " SELECT value, ?, ?, ? FROM json_each(?) WHERE value IN (SELECT id FROM events)",
+            ("rules" if obs.backend == "rules" else "ai", result.id,
+             batch or f"o:{result.id}", _json_list(obs.source_event_ids)),
+        )
+        if mark_done:
+            set_event_status(conn, obs.source_event_ids, "done")
     if obs.supersedes:
         conn.execute(
             "UPDATE observations SET superseded_by = ? "

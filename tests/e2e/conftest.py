@@ -162,6 +162,7 @@ def claude_env(tmp_path: Path, memlite_data: Path) -> Any:
             "MEMLITE_DATA_DIR": str(memlite_data),
             "MEMLITE_WORKER_PORT": str(worker_port),
             "MEMLITE_PYTHON": sys.executable,
+            "MEMLITE_OBSERVER": "rules",  # the fake API's script is for Claude Code only
         }
 
     env_for.home = home  # type: ignore[attr-defined]

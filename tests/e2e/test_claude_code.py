@@ -94,7 +94,10 @@ def _assert_names_session_one(context: str, project: Path) -> None:
     assert "read hello.py" in context  # paths inside the project are shown relative to it
     assert "wrote NOTES.md" in context
     assert f"# Memory of project greeter ({project})" in context
-    assert MARKER in context
+    # Session 1 was observed (rules backend in tests): its events are observations and a
+    # summary now, not a raw layer; a bare `echo` is low signal and is not kept, so the
+    # marker shows through Claude's last answer in the summary instead.
+    assert "ran the marker command" in context
     assert "SCRIPT=s1 Look at hello.py" in context  # session 1's prompt
 
 

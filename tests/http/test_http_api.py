@@ -112,8 +112,14 @@ async def test_settings_never_show_a_secret(client, token):
     assert {"value", "source", "default", "doc"} <= set(settings["SUMMARY_COUNT"])
 
 
-async def test_settings_round_trip_persisted_and_audited(client, token, services, readers,
-                                                         data_dir):
+@pytest.fixture
+def observer_unset(monkeypatch):
+    """Without the suite's MEMLITE_OBSERVER=rules (conftest), OBSERVER is the file's."""
+    monkeypatch.delenv("MEMLITE_OBSERVER")
+
+
+async def test_settings_round_trip_persisted_and_audited(observer_unset, client, token,
+                                                         services, readers, data_dir):
     response = await client.put("/api/settings", headers=headers(token),
                                 json={"SUMMARY_COUNT": 7, "OBSERVER": "rules"})
     assert response.status_code == 200, await response.get_data()

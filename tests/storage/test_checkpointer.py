@@ -75,7 +75,7 @@ async def test_after_a_quiet_moment_the_rest_of_the_wal_is_copied(data_dir):
         await trio.sleep(0.2)
         assert checkpointer.background_checkpoints == 1  # nothing new: no more checkpoints
         write(conn, checkpointer, 1)
-        assert wal_frames(conn) < 5  # the WAL started over
+        assert wal_frames(conn) < 8  # the WAL started over (auto_vacuum adds a ptrmap page)
     finally:
         await checkpointer.aclose()
         conn.close()

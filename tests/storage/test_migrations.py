@@ -47,7 +47,8 @@ def test_from_blank_applies_every_migration_with_its_record(blank):
 def test_migrating_a_current_database_does_nothing(blank):
     migrate(blank)
     assert migrate(blank) == []
-    assert blank.execute("SELECT count(*) FROM schema_migrations").fetchall() == [(1,)]
+    assert blank.execute("SELECT count(*) FROM schema_migrations").fetchall() == [
+        (len(MIGRATIONS),)]
 
 
 def test_a_failing_first_migration_leaves_a_blank_database(blank):
@@ -61,13 +62,15 @@ def test_a_failing_first_migration_leaves_a_blank_database(blank):
 
 
 def test_a_failing_later_migration_keeps_the_earlier_ones(blank):
-    with pytest.raises(MigrationError, match="002_boom"):
-        migrate(blank, "test.db", [*MIGRATIONS, Migration(2, "boom", boom)])
-    assert storage.schema_version(blank) == 1
+    last, nxt = latest_version(), latest_version() + 1
+    with pytest.raises(MigrationError, match=f"{nxt:03d}_boom"):
+        migrate(blank, "test.db", [*MIGRATIONS, Migration(nxt, "boom", boom)])
+    assert storage.schema_version(blank) == last
     assert "half_done" not in names(blank, "table")
-    assert blank.execute("SELECT max(version) FROM schema_migrations").fetchall() == [(1,)]
+    assert blank.execute("SELECT max(version) FROM schema_migrations").fetchall() == [(last,)]
     # Once fixed, the next start applies it.
-    assert migrate(blank, "test.db", [*MIGRATIONS, Migration(2, "fixed", lambda c: None)]) == [2]
+    fixed = Migration(nxt, "fixed", lambda c: None)
+    assert migrate(blank, "test.db", [*MIGRATIONS, fixed]) == [nxt]
 
 
 def test_migrate_refuses_a_newer_database(blank):
@@ -79,18 +82,18 @@ def test_migrate_refuses_a_newer_database(blank):
 
 @pytest.fixture
 def failing_registry():
-    """The real registry with a failing version 2 appended for the test's duration."""
-    MIGRATIONS.append(Migration(2, "boom", boom))
+    """The real registry with a failing next version appended for the test's duration."""
+    MIGRATIONS.append(Migration(latest_version() + 1, "boom", boom))
     yield
     MIGRATIONS.pop()
 
 
 def test_opening_runs_a_failing_migration_atomically(data_dir, failing_registry):
-    with pytest.raises(MigrationError, match="002_boom"):
+    with pytest.raises(MigrationError, match=f"{latest_version():03d}_boom"):
         storage.connect(data_dir)
     conn = apsw.Connection(str(data_dir / "memlite.db"))
     try:
-        assert storage.schema_version(conn) == 1
+        assert storage.schema_version(conn) == latest_version() - 1
         assert "half_done" not in names(conn, "table")
     finally:
         conn.close()

@@ -1,0 +1,321 @@
+"""The observing session actor: a ``SessionActor`` that feeds its events to a backend.
+
+``ObserverHub`` is what every observing session shares (the storage ref, a reader, the
+governor, the backend factory, the health threshold); ``ObservingSession`` is the session
+actor the supervisor's ``factory`` builds with it (``hub.factory``).
+
+What one doorbell does (``SessionEvent``; the data is in the database): read the
+session's pending events, oldest first, and for each one
+
+* not a tool event (prompt, Stop, ...): mark it ``skipped`` (the summary reads it later);
+* rules backend (OBSERVER=rules, no CLI, or today's token budget spent): store the plain
+  observation and mark the event done, in one transaction (or ``skipped``: nothing to say);
+* Claude backend: mark it ``processing``, ask, store the AI observations with their source
+  event ids (``supersedes`` = the event's provisional rules observations) and mark it done
+  in one transaction (``StoreObservations``); a replay of an event already observed is a
+  no-op, enforced by the database (``storage.observing``).
+
+A ``QuotaPaused`` reply pauses the AI for every session (``Governor.pause``, backoff 1 min,
+2, 4 ... 1 h): the session's pending events get provisional rules observations (left
+pending), the actor sleeps until the pause ends, then the AI observes them again. Any
+other failure drops the conversation (the retry goes to a fresh one) and counts one
+failure in a row; after ``max_attempts`` failures on one event the rules observation is
+kept as final. ``health_threshold`` failures in a row are recorded on the session row,
+which SessionStart context and ``/api/health`` report.
+
+On ``Stop`` the actor asks its backend for the summary (the rules one if the AI fails).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import attrs
+import trio
+
+from memlite.actors.core import ActorRef
+from memlite.actors.session import SessionActor, SessionEvent, SessionStatistics
+from memlite.actors.storage import (
+    SetEventStatus,
+    SetObserverHealth,
+    StoreObservations,
+    StoreSummary,
+)
+from memlite.errors import ObserverError, ObserverUnavailable
+from memlite.observer.backend import (
+    OBSERVABLE_EVENTS,
+    ObserverBackend,
+    QuotaPaused,
+    RulesBackend,
+)
+from memlite.observer.governor import Governor
+from memlite.storage import observing, reads
+from memlite.storage.records import Event, NewObservation
+
+__all__ = ["ObserverHub", "ObservingSession"]
+
+log = logging.getLogger(__name__)
+
+Read = Callable[..., Awaitable[Any]]
+"""``await read(fn, *args, **kwargs)`` runs ``fn(conn, *args, **kwargs)`` on a reader."""
+
+
+@attrs.define(kw_only=True, eq=False)
+class ObserverHub:
+    """What every observing session shares.
+
+    Attributes:
+        storage: the storage actor.
+        read: runs a read function on a reader connection.
+        governor: concurrency, daily budget, quota backoff.
+        make_ai: builds the AI backend of a session, or None (rules only).
+        health_threshold: failures in a row that the health line reports.
+        max_attempts: failed AI turns on one event before its rules observation is final.
+        ask_timeout: seconds a storage ask may take.
+        idle_seconds: an unused AI conversation is closed after this (OBSERVER_IDLE_MINUTES).
+        failing: session id -> (failures in a row, last error), for ``/api/health``.
+    """
+
+    storage: ActorRef
+    read: Read
+    governor: Governor = attrs.field(factory=Governor)
+    make_ai: Callable[[str], ObserverBackend] | None = None
+    health_threshold: int = 3
+    max_attempts: int = 3
+    ask_timeout: float = 30.0
+    idle_seconds: float = 300.0
+    failing: dict[str, tuple[int, str]] = attrs.field(factory=dict)
+
+    def factory(self, session_id: str) -> ObservingSession:
+        """The ``SessionSupervisor`` factory."""
+        return ObservingSession(session_id, hub=self)
+
+    def health_line(self) -> str | None:
+        """One line when a session has ``health_threshold`` failures in a row (or the AI
+        is paused), else None."""
+        bad = [(sid, n, err) for sid, (n, err) in self.failing.items()
+               if n >= self.health_threshold]
+        if not bad:
+            paused = self.governor.paused_for()
+            if paused:
+                return (f"AI observer paused for {paused:.0f} s more "
+                        f"({self.governor.pause_reason}); events stay pending")
+            return None
+        sid, n, err = bad[-1]
+        return (f"AI observer failing: {n} failures in a row for session {sid} ({err}); "
+                "events stay pending, rules observations are used meanwhile")
+
+    async def ask(self, make: Callable[[Any], Any]) -> Any:
+        return await self.storage.ask(make, timeout=self.ask_timeout)
+
+
+class ObservingSession(SessionActor):
+    """A session actor that observes its session's events (see the module docstring).
+
+    Mailbox:
+        As ``SessionActor``: ``SessionEvent`` doorbells; the events are in the database.
+    Lifecycle:
+        The AI backend (a conversation) is made on first need and closed when the actor
+        ends. The first doorbell first requeues this session's ``processing`` events (left
+        by an actor that died), so they go to a fresh conversation.
+    Failure:
+        Observer failures never end the actor (see the module docstring); storage errors
+        do, and the session's next event starts a fresh actor: nothing is lost, the events
+        stay pending.
+    Timeouts:
+        Each AI turn has the backend's deadline; each storage ask ``hub.ask_timeout``; a
+        quota pause sleeps until ``Governor.paused_until`` (cancelled by a stop). An AI
+        conversation unused for ``hub.idle_seconds`` is closed by a watcher task.
+    """
+
+    def __init__(self, session_id: str, *, hub: ObserverHub, mailbox_size: int = 128) -> None:
+        super().__init__(session_id, mailbox_size=mailbox_size)
+        self.hub = hub
+        self.rules = RulesBackend()
+        self.ai: ObserverBackend | None = None
+        self.failures = 0
+        self.last_error = ""
+        self.no_ai = False
+        self._nursery: trio.Nursery | None = None
+        self.backend_name = "rules" if hub.make_ai is None else "claude"
+        self._requeued = False
+
+    def statistics(self) -> SessionStatistics:
+        stats = super().statistics()
+        return attrs.evolve(stats, backend=self.backend_name,
+                            tokens_used=self.ai.tokens_used if self.ai else 0,
+                            observer_failures=self.failures)
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery  # only for the AI's idle watcher, never passed on
+                await super().run(task_status=task_status)
+                nursery.cancel_scope.cancel(reason="session actor stopped")
+        finally:
+            self._nursery = None
+            if self.ai is not None:
+                with trio.CancelScope(shield=True):
+                    await self.ai.aclose()
+
+    async def handle(self, message: SessionEvent) -> None:
+        self.events_seen += 1
+        if not self._requeued:
+            await self._requeue_own()
+        await self.feed()
+        if message.event_name == "Stop":
+            await self.summarize()
+
+    # --- observing ----------------------------------------------------------------------
+
+    async def _requeue_own(self) -> None:
+        stuck = await self.hub.read(_processing_ids, self.session_id)
+        if stuck:
+            await self._set_status(stuck, "pending")
+        self._requeued = True
+
+    async def feed(self) -> None:
+        """Observe every pending event of the session, oldest first."""
+        while events := await self.hub.read(reads.pending_events, session_id=self.session_id,
+                                            limit=50):
+            project = await self._project(events[0])
+            for index, event in enumerate(events):
+                await self._observe(event, events[index:], project)
+        if self.ai is not None:
+            await self.ai.idle()
+
+    def _use_ai(self) -> bool:
+        if self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left():
+            self.backend_name = "rules"
+            return False
+        self.backend_name = "claude"
+        if self.ai is None:
+            self.ai = self.hub.make_ai(self.session_id)
+            watch = getattr(self.ai, "close_when_idle", None)
+            if watch is not None and self._nursery is not None:
+                self._nursery.start_soon(watch, self.hub.idle_seconds,
+                                         name=f"observer-idle:{self.session_id}")
+        return True
+
+    async def _observe(self, event: Event, rest: Sequence[Event], project: str) -> None:
+        if event.event_name not in OBSERVABLE_EVENTS:
+            await self._set_status([event.id], "skipped")
+            return
+        attempts = 0
+        while self._use_ai():
+            assert self.ai is not None
+            if self.hub.governor.paused_for():  # another session hit the quota
+                await self._provisional(rest, project)
+                await self.hub.governor.wait_resumed()
+                continue
+            await self._set_status([event.id], "processing")
+            try:
+                found = await self.ai.observe([event], project=project)
+            except QuotaPaused as exc:
+                await self._set_status([event.id], "pending")
+                self.hub.governor.pause(f"{exc.kind}: {exc}")
+                await self._provisional(rest, project)
+                await self.hub.governor.wait_resumed()
+                continue
+            except ObserverUnavailable as exc:  # no CLI after all: rules from now on
+                await self._set_status([event.id], "pending")
+                await self._failed(exc)
+                self.no_ai = True
+                break
+            except ObserverError as exc:
+                attempts += 1
+                await self._failed(exc)
+                if attempts < self.hub.max_attempts:
+                    continue
+                break  # this event gets its rules observation as final
+            self.hub.governor.succeeded()
+            await self._succeeded()
+            await self._store(event, found, supersede=True)
+            return
+        await self._store(event, await self.rules.observe([event], project=project))
+
+    async def _store(self, event: Event, found: list[NewObservation], *,
+                     supersede: bool = False) -> None:
+        if not found:
+            await self._set_status([event.id], "skipped")
+            return
+        if supersede:
+            old = await self.hub.read(observing.observed_by, [event.id], "rules")
+            if old:
+                found = [attrs.evolve(o, supersedes=(*o.supersedes, *old)) for o in found]
+        await self.hub.ask(lambda reply: StoreObservations(observations=found, reply=reply))
+
+    async def _provisional(self, events: Sequence[Event], project: str) -> None:
+        """Rules observations for context while the AI is paused; events stay pending."""
+        for event in events:
+            found = await self.rules.observe([event], project=project)
+            if found:
+                await self.hub.ask(lambda reply, f=found: StoreObservations(
+                    observations=f, mark_done=False, reply=reply))
+
+    async def _failed(self, exc: Exception) -> None:
+        self.failures += 1
+        self.last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        log.warning("session %s: observer failure %d in a row: %s", self.session_id,
+                    self.failures, self.last_error)
+        self.hub.failing[self.session_id] = (self.failures, self.last_error)
+        if self.failures == self.hub.health_threshold:
+            await self._record_health()
+
+    async def _succeeded(self) -> None:
+        was = self.failures
+        self.failures = 0
+        self.hub.failing.pop(self.session_id, None)
+        if was >= self.hub.health_threshold:
+            await self._record_health()
+
+    async def _record_health(self) -> None:
+        failures, error = self.failures, self.last_error if self.failures else None
+        await self.hub.ask(lambda reply: SetObserverHealth(
+            session_id=self.session_id, failures=failures, error=error, reply=reply))
+
+    async def _set_status(self, ids: Sequence[int], status: str) -> None:
+        await self.hub.ask(lambda reply: SetEventStatus(event_ids=ids, status=status,
+                                                        reply=reply))
+
+    async def _project(self, event: Event) -> str:
+        session = await self.hub.read(reads.get_session, self.session_id)
+        if session is not None and session.project:
+            return session.project
+        return str(event.data().get("cwd") or "") or "unknown"
+
+    # --- the summary --------------------------------------------------------------------
+
+    async def summarize(self) -> None:
+        """Ask for the Stop summary (the rules one when the AI cannot give it)."""
+        events = await self.hub.read(observing.session_events, self.session_id)
+        if not events:
+            return
+        prompts = [p.prompt_text for p in await self.hub.read(reads.get_prompts,
+                                                                self.session_id)]
+        project = await self._project(events[0])
+        summary = None
+        if self._use_ai() and self.hub.governor.paused_for() == 0:
+            assert self.ai is not None
+            try:
+                summary = await self.ai.summarize(events, prompts, project=project,
+                                                  session_id=self.session_id)
+            except QuotaPaused as exc:
+                self.hub.governor.pause(f"{exc.kind}: {exc}")
+            except ObserverError as exc:
+                await self._failed(exc)
+        if summary is None:
+            summary = await self.rules.summarize(events, prompts, project=project,
+                                                 session_id=self.session_id)
+        if summary is not None:
+            await self.hub.ask(lambda reply: StoreSummary(summary=summary, reply=reply))
+
+
+def _processing_ids(conn: Any, session_id: str) -> list[int]:
+    rows = conn.execute("SELECT id FROM events WHERE session_id = ? AND status = 'processing'",
+                        (session_id,)).fetchall()
+    return [int(r[0]) for r in rows]

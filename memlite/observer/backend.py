@@ -1,0 +1,277 @@
+"""Observer backends: what turns a session's events into observations and a summary.
+
+``ObserverBackend`` is the protocol the session actor drives; two implement it:
+
+* ``RulesBackend`` (``name = "rules"``): the deterministic extractor of
+  :mod:`memlite.observer.rules`; no AI, no process, never fails.
+* ``ClaudeBackend`` (``name = "claude"``): one multi-turn conversation per session
+  (:mod:`memlite.observer.conversation`), opened lazily under the governor's
+  ``CapacityLimiter`` and dropped after any failure, so the next turn (a retry or a
+  replay) always goes to a fresh conversation. Every reply is classified by
+  :func:`memlite.observer.parse.classify`; only valid ``<observation>``/``<summary>`` XML
+  becomes a record. A quota, auth or rate-limit reply raises ``QuotaPaused`` (the caller
+  pauses with backoff and keeps the events pending); empty, prose and malformed replies
+  raise ``BadReply``.
+
+``choose_backend(mode, cli_available)`` maps the OBSERVER setting to a backend name:
+``auto`` is ``claude`` when a CLI can be run, else ``rules``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import trio
+
+from memlite.errors import ObserverError, ObserverErrorResult, ObserverUnavailable
+from memlite.observer import parse, prompts, rules
+from memlite.observer.governor import Governor
+from memlite.observer.shape import payload_of
+from memlite.storage.records import Event, NewObservation, NewSummary
+
+__all__ = [
+    "OBSERVABLE_EVENTS",
+    "BadReply",
+    "ClaudeBackend",
+    "ObserverBackend",
+    "QuotaPaused",
+    "RulesBackend",
+    "choose_backend",
+    "claude_factory",
+    "cli_available",
+]
+
+log = logging.getLogger(__name__)
+
+OBSERVABLE_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+"""Events that are observed; the others (prompts, Stop, ...) feed the summary only."""
+
+
+class QuotaPaused(ObserverError):
+    """The AI answered with a quota, auth or rate-limit message: pause, keep events."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class BadReply(ObserverError):
+    """The AI answered something that is not our XML (empty, prose, malformed)."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ObserverBackend(Protocol):
+    """What a session actor needs from a backend (one instance per session)."""
+
+    name: str
+    tokens_used: int
+
+    async def observe(self, events: Sequence[Event], *, project: str) -> list[NewObservation]:
+        """Observations of ``events`` (each names its source events); [] = skip them all."""
+        ...
+
+    async def summarize(self, events: Sequence[Event], prompts: Sequence[str], *,
+                        project: str, session_id: str) -> NewSummary | None:
+        """The session summary at Stop, or None when there is nothing to say."""
+        ...
+
+    async def idle(self) -> None:
+        """Nothing left to observe for now (a backend may give resources back)."""
+        ...
+
+    async def aclose(self) -> None:
+        """The session is over: release everything."""
+        ...
+
+
+class RulesBackend:
+    """The rules backend: a plain observation per event, no AI (see ``rules``)."""
+
+    name = "rules"
+
+    def __init__(self) -> None:
+        self.tokens_used = 0
+
+    async def observe(self, events: Sequence[Event], *, project: str) -> list[NewObservation]:
+        return [o for o in (rules.observe(e, project=project) for e in events) if o]
+
+    async def summarize(self, events: Sequence[Event], prompts: Sequence[str], *,
+                        project: str, session_id: str) -> NewSummary | None:
+        return rules.summarize(events, prompts, project=project, session_id=session_id)
+
+    async def idle(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+Connect = Callable[[], AbstractAsyncContextManager[Any]]
+"""Opens a conversation: an async context manager giving an object with
+``ask(message, timeout) -> Reply(text, input_tokens, output_tokens)``."""
+
+
+class ClaudeBackend:
+    """The AI backend of one session, over a lazily opened conversation.
+
+    Args:
+        connect: opens a conversation (``lambda: open_conversation(config)``).
+        governor: the shared limits; a limiter token is held while a conversation is open.
+        turn_timeout: our deadline per turn (the SDK has none).
+        budget: characters of tool output per event message.
+    """
+
+    name = "claude"
+
+    def __init__(self, connect: Connect, governor: Governor, *, turn_timeout: float = 60.0,
+                 budget: int = prompts.DEFAULT_BUDGET) -> None:
+        self.connect = connect
+        self.governor = governor
+        self.turn_timeout = turn_timeout
+        self.budget = budget
+        self.tokens_used = 0
+        self.conversations = 0
+        self.last_used = trio.current_time()
+        self.busy = False
+        self._conv: Any = None
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    async def _open(self) -> Any:
+        if self._conv is None:
+            await self.governor.limiter.acquire_on_behalf_of(self)
+            stack = contextlib.AsyncExitStack()
+            stack.callback(self.governor.limiter.release_on_behalf_of, self)
+            try:
+                self._conv = await stack.enter_async_context(self.connect())
+            except BaseException:
+                await stack.aclose()
+                raise
+            self._stack = stack
+            self.conversations += 1
+        return self._conv
+
+    async def _drop(self) -> None:
+        stack, self._stack, self._conv = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def _ask(self, message: str, project: str) -> parse.Reply:
+        self.busy = True
+        try:
+            conv = await self._open()
+            reply = await conv.ask(message, timeout=self.turn_timeout)
+        except ObserverErrorResult as exc:
+            await self._drop()
+            limit = parse.classify(getattr(exc, "text", "") or str(exc))
+            if limit.pauses:
+                raise QuotaPaused(limit.reason or str(exc), kind=limit.kind) from exc
+            raise
+        except ObserverError:
+            await self._drop()
+            raise
+        finally:
+            self.busy, self.last_used = False, trio.current_time()
+        tokens = int(reply.input_tokens) + int(reply.output_tokens)
+        self.tokens_used += tokens
+        self.governor.spend(tokens)
+        classified = parse.classify(reply.text, project=project)
+        if classified.pauses:
+            await self._drop()  # a fresh conversation after the pause
+            raise QuotaPaused(classified.reason or classified.kind, kind=classified.kind)
+        return classified
+
+    async def observe(self, events: Sequence[Event], *, project: str) -> list[NewObservation]:
+        found: list[NewObservation] = []
+        for event in events:
+            reply = await self._ask(prompts.render_event(event, budget=self.budget), project)
+            if reply.kind == "skip":
+                continue
+            if reply.kind != "observations":
+                raise BadReply(f"event {event.id}: {reply.kind} reply {reply.reason}".strip(),
+                               kind=reply.kind)
+            found += [NewObservation(
+                session_id=event.session_id, project=project, type=o.type, title=o.title,
+                subtitle=o.subtitle, narrative=o.narrative, facts=o.facts,
+                concepts=o.concepts, files_read=o.files_read,
+                files_modified=o.files_modified, source_event_ids=(event.id,),
+                backend="ai", at_ms=event.created_at_epoch,
+            ) for o in reply.observations]
+        return found
+
+    async def summarize(self, events: Sequence[Event], prompts_: Sequence[str], *,
+                        project: str, session_id: str) -> NewSummary | None:
+        last = next((str(payload_of(e).get("last_assistant_message") or "")
+                     for e in reversed(events) if e.event_name == "Stop"), "")
+        message = prompts.render_summary_request(prompts=prompts_, last_message=last,
+                                                 budget=self.budget)
+        reply = await self._ask(message, project)
+        if reply.kind != "summary" or reply.summary is None:
+            raise BadReply(f"summary: {reply.kind} reply {reply.reason}".strip(),
+                           kind=reply.kind)
+        s = reply.summary
+        return NewSummary(session_id=session_id, project=project, request=s.request,
+                          investigated=s.investigated, learned=s.learned,
+                          completed=s.completed, next_steps=s.next_steps)
+
+    async def idle(self) -> None:
+        """Give the conversation back when another session waits for one."""
+        if self._conv is not None and self.governor.limiter.statistics().tasks_waiting:
+            await self._drop()
+
+    async def aclose(self) -> None:
+        await self._drop()
+
+    async def close_when_idle(self, idle_seconds: float) -> None:
+        """Forever: close the conversation once it has been unused for ``idle_seconds``
+        (OBSERVER_IDLE_MINUTES), giving its process and its limiter token back. Run it
+        beside the session actor; the next turn opens a fresh conversation."""
+        while True:
+            deadline = self.last_used + idle_seconds
+            if self._conv is not None and not self.busy and trio.current_time() >= deadline:
+                await self._drop()
+            await trio.sleep_until(max(deadline, trio.current_time() + idle_seconds)
+                                   if self._conv is None or self.busy else deadline)
+
+
+def cli_available() -> bool:
+    """True when a Claude Code CLI can be run (the SDK's bundled one or ``claude``)."""
+    try:
+        from memlite.observer.conversation import resolve_cli
+        resolve_cli(None)
+    except (ObserverUnavailable, ImportError):
+        return False
+    return True
+
+
+def choose_backend(mode: str, cli: bool | Callable[[], bool] = cli_available) -> str:
+    """``"claude"`` or ``"rules"`` for the OBSERVER setting (auto|claude|rules)."""
+    if mode == "rules":
+        return "rules"
+    if mode == "claude":
+        return "claude"
+    available = cli() if callable(cli) else cli
+    return "claude" if available else "rules"
+
+
+def claude_factory(settings: Any, governor: Governor,
+                   **overrides: Any) -> Callable[[str], ClaudeBackend]:
+    """Builds a session's ClaudeBackend from settings (OBSERVER_MODEL, the data dir).
+
+    ``overrides`` go to ``ConversationConfig`` (tests pass ``cli_path`` of a fake CLI).
+    """
+    from memlite.observer.conversation import ConversationConfig, open_conversation
+
+    def make(session_id: str) -> ClaudeBackend:
+        config = ConversationConfig.from_settings(settings, session_id,
+                                                  prompts.SYSTEM_PROMPT, **overrides)
+        return ClaudeBackend(lambda: open_conversation(config), governor,
+                             turn_timeout=config.turn_timeout)
+
+    return make

@@ -1,0 +1,127 @@
+"""The parts of an observer conversation that hold no process: config, result, errors.
+
+:mod:`memlite.observer.conversation` re-exports what callers need from here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import claude_agent_sdk
+import trio
+from claude_agent_sdk import (
+    CLIConnectionError,
+    CLIJSONDecodeError,
+    CLINotFoundError,
+    PermissionResultDeny,
+    ProcessError,
+)
+from claude_agent_sdk._errors import MessageParseError
+
+from memlite.errors import (
+    ObserverCrashed,
+    ObserverError,
+    ObserverProtocolError,
+    ObserverUnavailable,
+)
+
+__all__ = [
+    "BUNDLED_CLI",
+    "ConversationConfig",
+    "TurnResult",
+    "deny_tools",
+    "map_error",
+    "resolve_cli",
+    "stop_when_idle",
+]
+
+log = logging.getLogger(__name__)
+
+BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+
+
+@attrs.frozen(kw_only=True)
+class ConversationConfig:
+    """Everything one conversation needs; ``env`` is merged over the worker's environment."""
+
+    data_dir: Path = attrs.field(converter=Path)
+    session: str
+    system_prompt: str
+    model: str = "claude-haiku-4-5"
+    max_turns: int = 2
+    cli_path: Path | None = None  # None: the SDK's bundled CLI, else `claude` on PATH
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    resume: str | None = None
+    connect_timeout: float = 30.0
+    turn_timeout: float = 60.0
+    close_grace: float = 2.0
+    max_buffer_size: int = 1024 * 1024
+
+    @classmethod
+    def from_settings(cls, settings: Any, session: str, system_prompt: str,
+                      **overrides: Any) -> ConversationConfig:
+        """The config for ``session`` with OBSERVER_MODEL and the data dir from settings."""
+        return cls(data_dir=settings.data_dir, session=session, system_prompt=system_prompt,
+                   model=settings["OBSERVER_MODEL"], **overrides)
+
+
+@attrs.frozen
+class TurnResult:
+    """What one turn produced: the assistant text and the result's usage."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    session_id: str | None = None
+    num_turns: int = 0
+
+
+def resolve_cli(cli_path: Path | None) -> Path:
+    """The real CLI to run; raises ObserverUnavailable when there is none."""
+    found = cli_path or (BUNDLED_CLI if BUNDLED_CLI.is_file() else None)
+    if found is None:
+        which = shutil.which("claude")
+        found = Path(which) if which else None
+    if found is None or not (Path(found).is_file() and os.access(found, os.X_OK)):
+        raise ObserverUnavailable(f"no runnable Claude Code CLI (looked for {found or 'claude'})")
+    return Path(found).resolve()
+
+
+async def deny_tools(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+    log.warning("observer asked to use tool %r: denied", tool_name)
+    return PermissionResultDeny(message="the observer has no tools", interrupt=False)
+
+
+def map_error(exc: Exception) -> ObserverError:
+    """An SDK exception as the ObserverError a caller acts on."""
+    if isinstance(exc, CLINotFoundError):
+        return ObserverUnavailable(str(exc))
+    if isinstance(exc, ProcessError):
+        return ObserverCrashed(f"observer CLI failed: {exc}", exit_code=exc.exit_code)
+    if isinstance(exc, CLIJSONDecodeError | MessageParseError):
+        return ObserverProtocolError(f"observer CLI output unreadable: {exc}")
+    if isinstance(exc, CLIConnectionError):
+        return ObserverCrashed(f"observer CLI is gone: {exc}")
+    return ObserverCrashed(f"observer failed: {type(exc).__name__}: {exc}")
+
+
+async def stop_when_idle(conv: Any, idle_seconds: float) -> None:
+    """Close ``conv`` once it has been silent (not busy) for ``idle_seconds``; then return.
+
+    ``conv`` needs ``last_activity`` (Trio time), ``busy``, ``closed`` and ``aclose()``.
+    Run it in the owner's nursery next to the conversation (OBSERVER_IDLE_MINUTES).
+    """
+    while not conv.closed:
+        deadline = conv.last_activity + idle_seconds
+        if not conv.busy and trio.current_time() >= deadline:
+            await conv.aclose()
+            return
+        await trio.sleep_until(deadline if not conv.busy else trio.current_time() + idle_seconds)

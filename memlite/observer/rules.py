@@ -1,0 +1,237 @@
+"""The ``rules`` backend: plain observations without any AI.
+
+When no AI is available (no CLI, not logged in, quota spent, OBSERVER=rules, the daily
+token budget used up), :func:`observe` turns each event into a plain, deterministic
+observation (``backend="rules"``) so the next session still has context. When the AI
+comes back, its observation of the same events supersedes this one (``supersede.py``).
+
+=========================================  =========  ===================================
+event                                      type       title / fields
+=========================================  =========  ===================================
+Edit, MultiEdit, NotebookEdit of x.py      change     "Edited x.py", files_modified
+Write of x.py                              change     "Wrote x.py", files_modified
+Bash test run that failed (failure event   discovery  "Tests failed: a, b (pytest)",
+or exit code ≠ 0, or failing names found)             facts = failing test names
+Bash test run that passed                  discovery  "Tests passed: `pytest -q`"
+other Bash that failed                     discovery  "Command failed (exit 3): `…`"
+Bash that changes things (git commit, rm,  change     "Ran `git commit -m …`"
+mv, installs, sed -i, ``>`` redirection)
+other Bash (git log, grep, curl…)          discovery  "Ran `…`"
+Bash of only ls/pwd/echo/cd/… (succeeded)  —          None (low signal)
+Read / Grep / Glob                         discovery  "Read x.py" / "Searched for `p`" /
+                                                      "Listed `p`", files_read
+WebFetch / WebSearch                       discovery  "Fetched <url>" / "Searched the web
+                                                      for `q`"
+Agent / Task                               discovery  "Subagent: <description>"
+ExitPlanMode                               decision   "Plan: <first line>"
+mcp__server__tool, any other tool          discovery  "Called tool (server)"
+TodoWrite, TodoRead, LS, BashOutput, …     —          None (low signal)
+a failed non-Bash tool, non-tool events    —          None
+=========================================  =========  ===================================
+
+None means "nothing worth keeping": the caller marks the event skipped. Every
+observation carries its event's id in ``source_event_ids`` and its time in ``at_ms``.
+:func:`summarize` makes the Stop summary from the session's events and prompts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memlite.hooks.limits import cut
+from memlite.observer.shape import (
+    EDIT_TOOLS,
+    exit_code,
+    normalise_path,
+    payload_of,
+    tool_input,
+    tool_output,
+)
+from memlite.observer.testruns import failing_tests, runner_of
+from memlite.storage.records import Event, NewObservation, NewSummary
+
+__all__ = ["LOW_SIGNAL_TOOLS", "observe", "summarize"]
+
+LOW_SIGNAL_TOOLS = frozenset({"TodoWrite", "TodoRead", "LS", "BashOutput", "KillShell",
+                              "KillBash", "ListMcpResourcesTool", "ReadMcpResourceTool",
+                              "AskUserQuestion", "SlashCommand", "Skill", "EnterPlanMode"})
+_QUIET = frozenset({"ls", "pwd", "echo", "cd", "clear", "true", "false", "date", "whoami",
+                    "which", "type", "history", "printf", "sleep", "exit", "hostname", ""})
+_CHANGES = re.compile(
+    r"^(git (commit|add|rm|mv|checkout|switch|merge|rebase|reset|push|pull|stash|"
+    r"cherry-pick|revert|tag|apply|restore|init|clone)|mv|cp|rm|rmdir|mkdir|touch|chmod|"
+    r"chown|ln|patch|tee|truncate|sed -i|(npm|pnpm|yarn|bun) (install|i|add|remove|"
+    r"uninstall)|(pip3?|uv( pip)?|poetry|cargo|go) (install|add|remove|sync|lock|get)|make)\b")
+_SPLIT = re.compile(r"&&|\|\||[;|\n]")
+_REDIRECT = re.compile(r"(?<![0-9&])>>?\s*(?!&|/dev/null)\S")
+_PREFIX = re.compile(r"^((\w+=\S*|sudo|time|nice|env|command|exec)\s+)+")
+MAX_TITLE = 200
+MAX_NARRATIVE = 1200
+
+
+def _segments(command: str) -> list[str]:
+    return [_PREFIX.sub("", part.strip()) for part in _SPLIT.split(command)]
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    return cut(" ".join(text.split()), limit)
+
+
+def _bash(payload: dict[str, Any]) -> dict[str, Any] | None:
+    command = str(tool_input(payload).get("command") or "").strip()
+    description = str(tool_input(payload).get("description") or "")
+    output = tool_output(payload)
+    code = exit_code(payload)
+    failed = payload.get("hook_event_name") == "PostToolUseFailure" or bool(code)
+    runner = runner_of(command)
+    shown = f"`{_one_line(command)}`"
+    tail = cut(output, MAX_NARRATIVE)
+    if runner:
+        names = failing_tests(output)
+        if failed or names:
+            listed = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3
+                                             else "")
+            title = f"Tests failed: {listed} ({runner})" if names else \
+                f"Test run failed: {shown}"
+            return {"type": "discovery", "title": title, "subtitle": description,
+                    "facts": names, "narrative": f"{command}\n{tail}".strip()}
+        return {"type": "discovery", "title": f"Tests passed: {shown}",
+                "subtitle": description, "narrative": tail}
+    if failed:
+        exit_text = f"exit {code}" if code is not None else "failed"
+        return {"type": "discovery", "title": f"Command failed ({exit_text}): {shown}",
+                "subtitle": description, "narrative": f"{command}\n{tail}".strip()}
+    parts = _segments(command)
+    if all(part.split(" ", 1)[0] in _QUIET for part in parts) and not _REDIRECT.search(command):
+        return None
+    changes = any(_CHANGES.match(part) for part in parts) or bool(_REDIRECT.search(command))
+    return {"type": "change" if changes else "discovery", "title": f"Ran {shown}",
+            "subtitle": description, "narrative": tail}
+
+
+def _edit(tool: str, data: dict[str, Any], project: str) -> dict[str, Any] | None:
+    path = normalise_path(str(data.get("file_path") or data.get("notebook_path") or ""),
+                          project)
+    if not path:
+        return None
+    if tool == "Write":
+        lines = str(data.get("content") or "").count("\n") + 1
+        return {"type": "change", "title": f"Wrote {path}", "files_modified": [path],
+                "narrative": f"Wrote {lines} lines to {path}."}
+    edits = data.get("edits") if isinstance(data.get("edits"), list) else [data]
+    facts = []
+    for edit in edits[:5]:
+        if isinstance(edit, dict) and ("old_string" in edit or "new_source" in edit):
+            old = _one_line(str(edit.get("old_string") or ""), 80)
+            new = _one_line(str(edit.get("new_string") or edit.get("new_source") or ""), 80)
+            facts.append(f"replaced `{old}` with `{new}`" if old else f"inserted `{new}`")
+    count = f" ({len(edits)} edits)" if len(edits) > 1 else ""
+    return {"type": "change", "title": f"Edited {path}{count}", "files_modified": [path],
+            "facts": facts}
+
+
+def _files(payload: dict[str, Any], project: str, limit: int = 20) -> list[str]:
+    response = payload.get("tool_response")
+    names = response.get("filenames") if isinstance(response, dict) else None
+    return [normalise_path(str(n), project) for n in (names or [])[:limit]]
+
+
+def _tool(tool: str, payload: dict[str, Any], project: str) -> dict[str, Any] | None:
+    data = tool_input(payload)
+    if tool in EDIT_TOOLS:
+        return _edit(tool, data, project)
+    if tool == "Read":
+        path = normalise_path(str(data.get("file_path") or ""), project)
+        return {"type": "discovery", "title": f"Read {path}", "files_read": [path]} \
+            if path else None
+    if tool in ("Grep", "Glob"):
+        pattern = _one_line(str(data.get("pattern") or ""), 100)
+        where = normalise_path(str(data.get("path") or ""), project)
+        verb = "Searched for" if tool == "Grep" else "Listed"
+        title = f"{verb} `{pattern}`" + (f" in {where}" if where and where != "." else "")
+        return {"type": "discovery", "title": title, "files_read": _files(payload, project)}
+    output = cut(tool_output(payload), MAX_NARRATIVE)
+    if tool == "WebFetch":
+        return {"type": "discovery", "title": f"Fetched {_one_line(str(data.get('url')))}",
+                "subtitle": _one_line(str(data.get("prompt") or ""), 300),
+                "narrative": output}
+    if tool == "WebSearch":
+        return {"type": "discovery", "narrative": output,
+                "title": f"Searched the web for `{_one_line(str(data.get('query')))}`"}
+    if tool in ("Agent", "Task"):
+        what = _one_line(str(data.get("description") or data.get("prompt") or "task"))
+        return {"type": "discovery", "title": f"Subagent: {what}", "narrative": output}
+    if tool == "ExitPlanMode":
+        plan = str(data.get("plan") or "").strip()
+        first = _one_line(plan.splitlines()[0].lstrip("# ") if plan else "plan", 150)
+        return {"type": "decision", "title": f"Plan: {first}",
+                "narrative": cut(plan, MAX_NARRATIVE)}
+    if tool.startswith("mcp__"):
+        _, server, name = (tool.split("__", 2) + ["", ""])[:3]
+        return {"type": "discovery", "title": f"Called {name or tool} ({server})",
+                "narrative": output}
+    return {"type": "discovery", "title": f"Used {_one_line(tool, 80)}", "narrative": output}
+
+
+def observe(event: Event, *, project: str, branch: str | None = None,
+            commit_sha: str | None = None) -> NewObservation | None:
+    """A plain observation of one stored event, or None when it is not worth keeping."""
+    payload = payload_of(event)
+    name = payload.get("hook_event_name") or event.event_name
+    tool = str(payload.get("tool_name") or event.tool_name or "")
+    if name not in ("PostToolUse", "PostToolUseFailure") or not tool \
+            or tool in LOW_SIGNAL_TOOLS:
+        return None
+    if tool == "Bash":
+        fields = _bash(payload)
+    elif name == "PostToolUseFailure":
+        fields = None  # the edit, read or fetch did not happen: nothing to remember
+    else:
+        fields = _tool(tool, payload, project)
+    if fields is None:
+        return None
+    fields["title"] = fields["title"][:MAX_TITLE]
+    return NewObservation(session_id=event.session_id, project=project, backend="rules",
+                          source_event_ids=(event.id,), branch=branch,
+                          commit_sha=commit_sha, at_ms=event.created_at_epoch, **fields)
+
+
+def _listing(paths: Iterable[str], limit: int = 12) -> str:
+    unique = list(dict.fromkeys(p for p in paths if p))
+    more = f" (+{len(unique) - limit} more)" if len(unique) > limit else ""
+    return ", ".join(unique[:limit]) + more
+
+
+def summarize(events: Sequence[Event], prompts: Sequence[str], *, project: str,
+              session_id: str | None = None) -> NewSummary | None:
+    """The Stop summary without AI, from the session's events and its prompts.
+
+    request is the first non-empty prompt; investigated lists files read and searches;
+    learned lists failures; completed lists files changed and Claude's last answer;
+    next_steps names the tests still failing. None when there is nothing to say.
+    """
+    observations = [o for o in (observe(e, project=project) for e in events) if o]
+    read = _listing(f for o in observations for f in o.files_read)
+    searched = _listing(o.title for o in observations
+                        if o.title.startswith(("Searched", "Fetched", "Listed")))
+    modified = _listing(f for o in observations for f in o.files_modified)
+    failures = [o for o in observations if o.title.startswith(("Tests failed", "Test run "
+                                                               "failed", "Command failed"))]
+    last = next((str(payload_of(e).get("last_assistant_message") or "") for e in
+                 reversed(events) if e.event_name == "Stop"), "")
+    request = next((p.strip() for p in prompts if p and p.strip()), "")
+    investigated = "; ".join(p for p in (f"read {read}" if read else "", searched) if p)
+    learned = "; ".join(o.title for o in failures[-5:])
+    completed = "; ".join(p for p in (f"modified {modified}" if modified else "",
+                                      cut(last.strip(), 600)) if p)
+    runs = [o for o in observations if o.title.startswith(("Tests ", "Test run "))]
+    next_steps = f"fix the failing tests: {_listing(runs[-1].facts, 8)}" \
+        if runs and runs[-1].facts else ""
+    if not any((request, investigated, learned, completed, next_steps)):
+        return None
+    session = session_id or (events[0].session_id if events else "")
+    return NewSummary(session_id=session, project=project, request=cut(request, 1000),
+                      investigated=investigated, learned=learned, completed=completed,
+                      next_steps=next_steps)

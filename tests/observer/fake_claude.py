@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""A fake Claude Code CLI speaking the SDK's stream-json protocol (stdlib only).
+
+The SDK starts it as ``fake_claude.py --output-format stream-json --verbose ...
+--input-format stream-json`` and writes NDJSON to its stdin (STACK.md §4, fixture
+``tests/fixtures/claude-code/sdk-protocol.client-2-turns.jsonl``). It answers the
+``initialize`` control request, then for each user message prints ``system/init``, one
+``assistant`` message (text) and a ``result`` with usage, as the real CLI does.
+
+Environment:
+    FAKE_CLAUDE_MODE: comma-separated modes, one per turn (the last one repeats):
+        ok (a reply from the script), crash (exit 3 mid-turn), crash_init (exit 2 before
+        answering initialize), hang (never answer the turn, ignore EOF), hang_init,
+        garbage (non-JSON lines, then a corrupt ``{`` line), noise (non-JSON lines, then a
+        normal reply), huge (one 2 MiB line), error (``is_error`` result, then exit 1),
+        quota (usage-limit prose as the answer), tool (ask ``can_use_tool`` for Bash and
+        answer with the decision it got).
+    FAKE_CLAUDE_SCRIPT: a JSON file holding a list of reply texts, one per turn.
+    FAKE_CLAUDE_LOG: append one JSON line per event (argv, stdin lines, decisions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+
+QUOTA = "You've hit your usage limit · resets 3pm (UTC). /upgrade to increase your limit."
+DEFAULT_REPLY = ("<observation><type>discovery</type><title>fake turn {n}</title>"
+                 "<facts><fact>fact {n}</fact></facts></observation>")
+
+
+def log(kind: str, data: object) -> None:
+    path = os.environ.get("FAKE_CLAUDE_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"kind": kind, "pid": os.getpid(), "data": data}) + "\n")
+
+
+def emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def hang() -> None:
+    while True:
+        time.sleep(3600)
+
+
+def mode_for(turn: int) -> str:
+    modes = [m.strip() for m in os.environ.get("FAKE_CLAUDE_MODE", "ok").split(",") if m.strip()]
+    return (modes or ["ok"])[min(turn, len(modes) - 1) if modes else 0]
+
+
+def scripted(turn: int) -> str:
+    path = os.environ.get("FAKE_CLAUDE_SCRIPT")
+    replies = json.load(open(path, encoding="utf-8")) if path else []
+    return replies[turn] if turn < len(replies) else DEFAULT_REPLY.format(n=turn + 1)
+
+
+def session_id() -> str:
+    for arg in sys.argv:
+        if arg.startswith("--resume="):
+            return arg.split("=", 1)[1]
+    return str(uuid.uuid4())
+
+
+def model() -> str:
+    return sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else "fake-model"
+
+
+def answer(text: str, sid: str, turn: int, *, is_error: bool = False) -> None:
+    emit({"type": "assistant", "session_id": sid, "uuid": str(uuid.uuid4()),
+          "parent_tool_use_id": None,
+          "message": {"id": f"msg_{turn}", "type": "message", "role": "assistant",
+                      "model": model(), "content": [{"type": "text", "text": text}],
+                      "stop_reason": "end_turn",
+                      "usage": {"input_tokens": 100 + turn, "output_tokens": 20 + turn}}})
+    emit({"type": "result", "subtype": "success", "is_error": is_error, "duration_ms": 5,
+          "duration_api_ms": 3, "num_turns": turn + 1, "session_id": sid, "result": text,
+          "usage": {"input_tokens": 100 + turn, "output_tokens": 20 + turn,
+                    "cache_read_input_tokens": 7}, "total_cost_usd": 0.0})
+
+
+def ask_tool(sid: str) -> str:
+    request_id = f"req_tool_{uuid.uuid4().hex[:8]}"
+    emit({"type": "control_request", "request_id": request_id,
+          "request": {"subtype": "can_use_tool", "tool_name": "Bash",
+                      "input": {"command": "rm -rf ~"}, "permission_suggestions": None,
+                      "tool_use_id": "toolu_fake_1"}})
+    for line in sys.stdin:
+        msg = json.loads(line)
+        log("stdin", msg)
+        resp = msg.get("response", {})
+        if msg.get("type") == "control_response" and resp.get("request_id") == request_id:
+            decision = resp.get("response", {}).get("behavior", resp.get("subtype"))
+            log("decision", decision)
+            return decision
+    return "eof"
+
+
+def turn(n: int, sid: str) -> None:
+    mode = mode_for(n)
+    emit({"type": "system", "subtype": "init", "session_id": sid, "uuid": str(uuid.uuid4()),
+          "model": model(), "cwd": os.getcwd(), "tools": [], "mcp_servers": [],
+          "permissionMode": "default", "apiKeySource": "none",
+          "claude_code_version": "2.1.332"})
+    if mode == "crash":
+        sys.exit(3)
+    if mode == "hang":
+        hang()
+    if mode == "garbage":
+        sys.stdout.write("this is not json\n\n{\"type\": \"assistant\", corrupt\n")
+        sys.stdout.flush()
+        hang()
+    if mode == "noise":
+        sys.stdout.write("plain noise on stdout\n\n")
+    if mode == "huge":
+        sys.stdout.write(json.dumps({"type": "assistant", "pad": "x" * (2 * 1024 * 1024)}))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        hang()
+    if mode == "error":
+        answer("fake failure", sid, n, is_error=True)
+        sys.exit(1)
+    text = {"quota": QUOTA}.get(mode) or scripted(n)
+    if mode == "tool":
+        text = f"tool decision: {ask_tool(sid)}"
+    answer(text, sid, n)
+
+
+def main() -> None:
+    log("argv", sys.argv[1:])
+    sid, turns = session_id(), 0
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        log("stdin", msg)
+        if msg.get("type") == "control_request":
+            subtype = msg["request"].get("subtype")
+            if subtype == "initialize":
+                if mode_for(0) == "crash_init":
+                    sys.exit(2)
+                if mode_for(0) == "hang_init":
+                    hang()
+            emit({"type": "control_response", "response": {
+                "subtype": "success", "request_id": msg["request_id"],
+                "response": {"commands": [], "pid": os.getpid()} if subtype == "initialize"
+                else {}}})
+        elif msg.get("type") == "user":
+            turn(turns, sid)
+            turns += 1
+    if mode_for(turns) == "hang":  # a CLI that ignores end of input
+        hang()
+
+
+if __name__ == "__main__":
+    main()
