@@ -40,6 +40,7 @@ from memlite.actors.session import SessionActor, SessionEvent, SessionStatistics
 from memlite.actors.storage import (
     SetEventStatus,
     SetObserverHealth,
+    SetSdkSessionId,
     StoreObservations,
     StoreSummary,
 )
@@ -141,6 +142,7 @@ class ObservingSession(SessionActor):
         self._nursery: trio.Nursery | None = None
         self.backend_name = "rules" if hub.make_ai is None else "claude"
         self._requeued = False
+        self._sdk_session_id: str | None = None
 
     def statistics(self) -> SessionStatistics:
         stats = super().statistics()
@@ -158,6 +160,7 @@ class ObservingSession(SessionActor):
                 nursery.cancel_scope.cancel(reason="session actor stopped")
         finally:
             self._nursery = None
+            self.hub.failing.pop(self.session_id, None)  # the health line is for live ones
             if self.ai is not None:
                 with trio.CancelScope(shield=True):
                     await self.ai.aclose()
@@ -234,9 +237,25 @@ class ObservingSession(SessionActor):
                 break  # this event gets its rules observation as final
             self.hub.governor.succeeded()
             await self._succeeded()
+            await self._note_sdk_session()
             await self._store(event, found, supersede=True)
             return
         await self._store(event, await self.rules.observe([event], project=project))
+
+    async def _note_sdk_session(self) -> None:
+        """Record the conversation's SDK session id (fire-and-forget) when it changed.
+
+        For diagnosis only: replay never resumes it (pending events go to a fresh one)."""
+        sid = getattr(self.ai, "sdk_session_id", None)
+        if not sid or sid == self._sdk_session_id:
+            return
+        self._sdk_session_id = sid
+        try:
+            await self.hub.storage.send(SetSdkSessionId(session_id=self.session_id,
+                                                        sdk_session_id=sid))
+        except Exception:  # noqa: BLE001 - a diagnostic: never fails the observation
+            log.debug("session %s: could not record the SDK session id", self.session_id,
+                      exc_info=True)
 
     async def _store(self, event: Event, found: list[NewObservation], *,
                      supersede: bool = False) -> None:
@@ -304,6 +323,7 @@ class ObservingSession(SessionActor):
             try:
                 summary = await self.ai.summarize(events, prompts, project=project,
                                                   session_id=self.session_id)
+                await self._note_sdk_session()
             except QuotaPaused as exc:
                 self.hub.governor.pause(f"{exc.kind}: {exc}")
             except ObserverError as exc:

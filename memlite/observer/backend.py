@@ -13,6 +13,18 @@
   pauses with backoff and keeps the events pending); empty, prose and malformed replies
   raise ``BadReply``.
 
+Single-turn fallback: when no conversation can be held (``fallback_after`` failures in a
+row of opening one or of its turns, e.g. the CLI crashes at connect), the backend observes
+each batch in one fresh conversation of a single turn (``prompts.render_batch``, opened
+with the same locked-down config, launcher and process ownership, closed right after the
+turn), the observations linked to every event of the batch. It tries multi-turn again
+after ``retry_multi_after`` seconds (10 minutes). The fallback is per backend, i.e. per
+session.
+
+SDK session id: ``sdk_session_id`` is the id the last conversation reported; the session
+actor records it in ``sessions.sdk_session_id`` (``SetSdkSessionId``) for diagnosis only.
+Replay never resumes it (DESIGN §1): pending events always go to a fresh conversation.
+
 ``choose_backend(mode, cli_available)`` maps the OBSERVER setting to a backend name:
 ``auto`` is ``claude`` when a CLI can be run, else ``rules``.
 """
@@ -131,11 +143,18 @@ class ClaudeBackend:
     name = "claude"
 
     def __init__(self, connect: Connect, governor: Governor, *, turn_timeout: float = 60.0,
-                 budget: int = prompts.DEFAULT_BUDGET) -> None:
+                 budget: int = prompts.DEFAULT_BUDGET, fallback_after: int = 2,
+                 retry_multi_after: float = 600.0) -> None:
         self.connect = connect
         self.governor = governor
         self.turn_timeout = turn_timeout
         self.budget = budget
+        self.fallback_after = fallback_after
+        self.retry_multi_after = retry_multi_after
+        self.broken_in_row = 0  # conversations that failed to open or broke, in a row
+        self.single_turn_until: float | None = None  # Trio time; None = multi-turn
+        self.single_turns = 0
+        self.sdk_session_id: str | None = None  # for diagnosis only, never resumed
         self.tokens_used = 0
         self.conversations = 0
         self.last_used = trio.current_time()
@@ -162,22 +181,70 @@ class ClaudeBackend:
         if stack is not None:
             await stack.aclose()
 
-    async def _ask(self, message: str, project: str) -> parse.Reply:
+    @property
+    def single_turn(self) -> bool:
+        """True while the single-turn fallback is on (it ends ``retry_multi_after`` later)."""
+        if self.single_turn_until is None:
+            return False
+        if trio.current_time() >= self.single_turn_until:
+            self.single_turn_until, self.broken_in_row = None, 0  # try multi-turn again
+            return False
+        return True
+
+    def _broke(self) -> None:
+        self.broken_in_row += 1
+        if self.broken_in_row >= self.fallback_after and self.single_turn_until is None:
+            log.warning("observer conversation failed %d times in a row: single-turn "
+                        "fallback for %s s", self.broken_in_row, self.retry_multi_after)
+            self.single_turn_until = trio.current_time() + self.retry_multi_after
+
+    async def _one_turn(self, message: str) -> Any:
+        """One fresh conversation for one turn, closed right after (the fallback)."""
+        await self._drop()  # holds no limiter token of ours from here
+        await self.governor.limiter.acquire_on_behalf_of(self)
+        try:
+            async with self.connect() as conv:
+                self.single_turns += 1
+                reply = await conv.ask(message, timeout=self.turn_timeout)
+                self._saw_session(conv)
+                return reply
+        finally:
+            self.governor.limiter.release_on_behalf_of(self)
+
+    def _saw_session(self, conv: Any) -> None:
+        sid = getattr(conv, "session_id", None)
+        if isinstance(sid, str) and sid:
+            self.sdk_session_id = sid
+
+    async def _ask(self, message: str, project: str, *, single: bool = False) -> parse.Reply:
         self.busy = True
         try:
-            conv = await self._open()
-            reply = await conv.ask(message, timeout=self.turn_timeout)
+            if single:
+                reply = await self._one_turn(message)
+            else:
+                conv = await self._open()
+                reply = await conv.ask(message, timeout=self.turn_timeout)
+                self._saw_session(conv)
         except ObserverErrorResult as exc:
             await self._drop()
             limit = parse.classify(getattr(exc, "text", "") or str(exc))
             if limit.pauses:
                 raise QuotaPaused(limit.reason or str(exc), kind=limit.kind) from exc
+            if not single:
+                self._broke()
+            raise
+        except ObserverUnavailable:
+            await self._drop()
             raise
         except ObserverError:
             await self._drop()
+            if not single:
+                self._broke()
             raise
         finally:
             self.busy, self.last_used = False, trio.current_time()
+        if not single:
+            self.broken_in_row = 0
         tokens = int(reply.input_tokens) + int(reply.output_tokens)
         self.tokens_used += tokens
         self.governor.spend(tokens)
@@ -188,22 +255,49 @@ class ClaudeBackend:
         return classified
 
     async def observe(self, events: Sequence[Event], *, project: str) -> list[NewObservation]:
+        if not events:
+            return []
+        if self.single_turn:
+            return await self._observe_batch(events, project)
         found: list[NewObservation] = []
-        for event in events:
-            reply = await self._ask(prompts.render_event(event, budget=self.budget), project)
-            if reply.kind == "skip":
-                continue
-            if reply.kind != "observations":
-                raise BadReply(f"event {event.id}: {reply.kind} reply {reply.reason}".strip(),
-                               kind=reply.kind)
-            found += [NewObservation(
-                session_id=event.session_id, project=project, type=o.type, title=o.title,
-                subtitle=o.subtitle, narrative=o.narrative, facts=o.facts,
-                concepts=o.concepts, files_read=o.files_read,
-                files_modified=o.files_modified, source_event_ids=(event.id,),
-                backend="ai", at_ms=event.created_at_epoch,
-            ) for o in reply.observations]
+        for index, event in enumerate(events):
+            try:
+                reply = await self._ask(prompts.render_event(event, budget=self.budget),
+                                        project)
+            except (QuotaPaused, ObserverUnavailable):
+                raise
+            except ObserverError:
+                if self.single_turn:  # this failure turned the fallback on
+                    return found + await self._observe_batch(events[index:], project)
+                raise
+            found += self._records(reply, [event], project)
         return found
+
+    async def _observe_batch(self, events: Sequence[Event],
+                             project: str) -> list[NewObservation]:
+        """The single-turn fallback: the whole batch in one fresh one-turn conversation."""
+        message = prompts.render_batch(events, budget=self.budget)
+        reply = await self._ask(message, project, single=True)
+        return self._records(reply, events, project)
+
+    @staticmethod
+    def _records(reply: parse.Reply, events: Sequence[Event],
+                 project: str) -> list[NewObservation]:
+        """The observations of ``reply``, linked to ``events`` (BadReply if not XML)."""
+        ids = ", ".join(str(e.id) for e in events)
+        if reply.kind == "skip":
+            return []
+        if reply.kind != "observations":
+            raise BadReply(f"event {ids}: {reply.kind} reply {reply.reason}".strip(),
+                           kind=reply.kind)
+        first = events[0]
+        return [NewObservation(
+            session_id=first.session_id, project=project, type=o.type, title=o.title,
+            subtitle=o.subtitle, narrative=o.narrative, facts=o.facts,
+            concepts=o.concepts, files_read=o.files_read,
+            files_modified=o.files_modified, source_event_ids=tuple(e.id for e in events),
+            backend="ai", at_ms=max(e.created_at_epoch for e in events),
+        ) for o in reply.observations]
 
     async def summarize(self, events: Sequence[Event], prompts_: Sequence[str], *,
                         project: str, session_id: str) -> NewSummary | None:
@@ -211,7 +305,7 @@ class ClaudeBackend:
                      for e in reversed(events) if e.event_name == "Stop"), "")
         message = prompts.render_summary_request(prompts=prompts_, last_message=last,
                                                  budget=self.budget)
-        reply = await self._ask(message, project)
+        reply = await self._ask(message, project, single=self.single_turn)
         if reply.kind != "summary" or reply.summary is None:
             raise BadReply(f"summary: {reply.kind} reply {reply.reason}".strip(),
                            kind=reply.kind)

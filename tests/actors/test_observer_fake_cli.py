@@ -43,6 +43,9 @@ async def test_claude_backend_over_the_fake_cli_stores_ai_observations(data_dir,
         ("done",), ("done",), ("done",), ("skipped",)]
     assert governor.statistics().conversations == 0
     assert registry.observer_pids(data_dir) == []
+    # The conversation's SDK session id is recorded (for diagnosis; never resumed).
+    [(sdk_session_id,)] = db_rows(data_dir, "SELECT sdk_session_id FROM sessions")
+    assert sdk_session_id
 
 
 async def test_a_quota_reply_from_the_fake_cli_pauses_and_loses_nothing(data_dir, tmp_path):
@@ -74,4 +77,34 @@ async def test_a_quota_reply_from_the_fake_cli_pauses_and_loses_nothing(data_dir
     assert [r[1] for r in rows if r[0] == "ai"] == [f"[{i}]" for i in ids]
     assert db_rows(data_dir, "SELECT status FROM events") == [("done",), ("done",)]
     assert backend.conversations == 2 and governor.backoff == 0.2  # reset by success
+    assert registry.observer_pids(data_dir) == []
+
+
+async def test_no_conversation_held_falls_back_to_one_turn_per_batch(data_dir, tmp_path):
+    # The first two CLIs die at connect: multi-turn is given up for this session and
+    # every batch goes to a fresh one-turn conversation, closed right after its turn.
+    env = {"FAKE_CLAUDE_MODE": "crash_init_first",
+           "FAKE_CLAUDE_COUNTER": str(tmp_path / "count"), "FAKE_CLAUDE_FAIL_CONNECTS": "2"}
+    governor = Governor()
+    make_ai = claude_factory(load_settings(), governor, cli_path=FAKE, env=env,
+                             turn_timeout=10.0, connect_timeout=10.0)
+    async with observing(data_dir, make_ai=make_ai, governor=governor) as hub:
+        ids = await add_events(hub, 2)
+        session = hub.factory("s1")
+        try:
+            await session.handle(doorbell())
+            backend = session.ai
+            assert backend.single_turn and backend.single_turns == 2
+            assert backend.conversations == 0  # no multi-turn conversation was ever held
+            assert governor.limiter.borrowed_tokens == 0
+        finally:
+            await session.ai.aclose()
+    rows = db_rows(data_dir, "SELECT backend, title, source_event_ids FROM observations "
+                             "ORDER BY id")
+    assert rows == [("ai", f"fake turn 1 of process {n}", f"[{i}]")
+                    for n, i in zip((3, 4), ids, strict=True)]
+    assert db_rows(data_dir, "SELECT status FROM events") == [("done",), ("done",)]
+    assert (tmp_path / "count").read_text() == "4"  # 2 failed connects + 2 single turns
+    [(sdk_session_id,)] = db_rows(data_dir, "SELECT sdk_session_id FROM sessions")
+    assert sdk_session_id
     assert registry.observer_pids(data_dir) == []

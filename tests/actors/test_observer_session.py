@@ -206,3 +206,21 @@ async def test_stop_stores_a_summary(data_dir):
     [(request, completed)] = db_rows(data_dir, "SELECT request, completed FROM summaries")
     assert request == "bump a" and "Bumped a." in completed
     assert set(statuses(data_dir).values()) == {"done", "skipped"}
+
+
+async def test_a_session_that_ends_while_failing_leaves_no_health_entry(data_dir):
+    from memlite.actors.core import spawn
+
+    ai = ScriptedAI(default=ObserverCrashed("exit 3"))
+    async with observing(data_dir, make_ai=lambda sid: ai) as hub:
+        await add_events(hub, 1)
+        session = hub.factory("s1")
+        async with spawn(session.run) as ref:
+            await ref.send(doorbell())
+            for _ in range(1000):  # the 3 attempts on the event, then it idles
+                if session.failures >= 3:
+                    break
+                await trio.sleep(0.01)
+            assert "s1" in hub.failing
+        assert "s1" not in hub.failing and hub.health_line() is None
+        assert ai.closed

@@ -14,7 +14,11 @@ Environment:
         garbage (non-JSON lines, then a corrupt ``{`` line), noise (non-JSON lines, then a
         normal reply), huge (one 2 MiB line), error (``is_error`` result, then exit 1),
         quota (usage-limit prose as the answer), tool (ask ``can_use_tool`` for Bash and
-        answer with the decision it got).
+        answer with the decision it got), crash_init_first (as crash_init for the first
+        FAKE_CLAUDE_FAIL_CONNECTS processes counted in FAKE_CLAUDE_COUNTER, default 2;
+        later processes answer as ok, with the process number in the title: "fake turn 1 of
+        process 3").
+    FAKE_CLAUDE_COUNTER: a file counting the processes started (crash_init_first).
     FAKE_CLAUDE_SCRIPT: a JSON file holding a list of reply texts, one per turn.
     FAKE_CLAUDE_LOG: append one JSON line per event (argv, stdin lines, decisions).
 """
@@ -58,6 +62,19 @@ def scripted(turn: int) -> str:
     path = os.environ.get("FAKE_CLAUDE_SCRIPT")
     replies = json.load(open(path, encoding="utf-8")) if path else []
     return replies[turn] if turn < len(replies) else DEFAULT_REPLY.format(n=turn + 1)
+
+
+PROCESS = [0]  # this process's number in FAKE_CLAUDE_COUNTER (crash_init_first)
+
+
+def first_connects() -> bool:
+    """Count this process in FAKE_CLAUDE_COUNTER; True while among the failing first ones."""
+    path = os.environ["FAKE_CLAUDE_COUNTER"]
+    count = (int(open(path, encoding="utf-8").read() or 0) if os.path.exists(path) else 0) + 1
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(str(count))
+    PROCESS[0] = count
+    return count <= int(os.environ.get("FAKE_CLAUDE_FAIL_CONNECTS", "2"))
 
 
 def session_id() -> str:
@@ -128,6 +145,8 @@ def turn(n: int, sid: str) -> None:
     text = {"quota": QUOTA}.get(mode) or scripted(n)
     if mode == "tool":
         text = f"tool decision: {ask_tool(sid)}"
+    if mode == "crash_init_first":
+        text = DEFAULT_REPLY.format(n=f"{n + 1} of process {PROCESS[0]}")
     answer(text, sid, n)
 
 
@@ -146,6 +165,8 @@ def main() -> None:
                     sys.exit(2)
                 if mode_for(0) == "hang_init":
                     hang()
+                if mode_for(0) == "crash_init_first" and first_connects():
+                    sys.exit(2)
             emit({"type": "control_response", "response": {
                 "subtype": "success", "request_id": msg["request_id"],
                 "response": {"commands": [], "pid": os.getpid()} if subtype == "initialize"

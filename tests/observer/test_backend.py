@@ -213,3 +213,27 @@ async def test_an_unused_conversation_is_closed_after_the_idle_time(autojump_clo
         assert convs.opened == 2
         nursery.cancel_scope.cancel()
     await claude.aclose()
+
+
+async def test_single_turn_fallback_after_two_broken_conversations_then_multi_turn_again(
+        autojump_clock):
+    convs = FakeConversations(ObserverCrashed("gone"), ObserverCrashed("gone again"), OBS,
+                              OBS, OBS)
+    governor = Governor()
+    claude = ClaudeBackend(convs.connect, governor, fallback_after=2, retry_multi_after=600)
+    with pytest.raises(ObserverCrashed):
+        await claude.observe([event(1)], project="/p")
+    assert not claude.single_turn
+    # The second break turns the fallback on; this batch goes to a one-turn conversation.
+    found = await claude.observe([event(1), event(2)], project="/p")
+    assert [o.source_event_ids for o in found] == [(1, 2)]
+    assert claude.single_turn and claude.single_turns == 1
+    assert convs.asked[-1].startswith("Observe each of these events")
+    assert convs.opened == convs.closed == 3 and governor.limiter.borrowed_tokens == 0
+    await claude.observe([event(3)], project="/p")
+    assert claude.single_turns == 2 and convs.opened == convs.closed == 4
+    await trio.sleep(600)  # ten minutes later: multi-turn again, held open
+    await claude.observe([event(4)], project="/p")
+    assert not claude.single_turn and claude.single_turns == 2
+    assert convs.opened == 5 and convs.closed == 4 and governor.limiter.borrowed_tokens == 1
+    await claude.aclose()
