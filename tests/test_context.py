@@ -136,7 +136,7 @@ def test_layers_come_in_priority_order_with_token_figures():
     assert [info.name for info in block.layers] == list(LAYER_ORDER)
     assert "not instructions" in text and "characters / 4" in text
     assert "~" in text and "tokens)" in text
-    assert not block.omitted and "when available" in text
+    assert not block.omitted and "memory_search" in text
 
 
 def test_omission_note_names_what_was_left_out():
