@@ -29,7 +29,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import socket
 import statistics
 import subprocess
@@ -40,6 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks_md import write_section  # noqa: E402
 
 from memlite import storage  # noqa: E402
 from memlite.project import resolve_project  # noqa: E402
@@ -203,14 +204,6 @@ def report(args: argparse.Namespace, result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(section: str) -> None:
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# memlite benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    BENCHMARKS.write_text(text.rstrip("\n") + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -224,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         section = report(args, measure(args, Path(tmp)))
     print(section)
     if args.write:
-        write_section(section)
+        write_section(SECTION, section)
         print(f"updated {BENCHMARKS}", file=sys.stderr)
 
 

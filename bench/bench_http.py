@@ -40,15 +40,11 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks_md import write_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## HTTP (issue 3)"
 BENCHMARKS = ROOT / "BENCHMARKS.md"
-HEADER = """# memlite benchmarks
-
-Figures, not pass/fail tests: each section is written by a script under `bench/` (run
-`make bench`, or the script with `--write`) and says when, where and against which floor
-it was measured. Absolute times on shared VMs vary by about ±30%; compare within a run.
-"""
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -243,14 +239,6 @@ def report(args, results: list[dict], rss_kb: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(section: str) -> None:
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else HEADER
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    BENCHMARKS.write_text(text.rstrip("\n") + "\n")
 
 
 def main(args) -> None:
@@ -275,7 +263,7 @@ def main(args) -> None:
     section = report(args, results, rss)
     print(section)
     if args.write:
-        write_section(section)
+        write_section(SECTION, section)
         print(f"updated {BENCHMARKS}", file=sys.stderr)
 
 

@@ -27,7 +27,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import socket
 import statistics
 import subprocess
@@ -38,6 +37,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks_md import write_section  # noqa: E402
 
 from memlite import storage  # noqa: E402
 
@@ -236,14 +237,6 @@ def measure(args: argparse.Namespace, env: dict[str, str], ids: list[int]) -> st
     return "\n".join(lines)
 
 
-def write_section(section: str) -> None:
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# memlite benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    BENCHMARKS.write_text(text.rstrip("\n") + "\n")
 
 
 def main() -> int:
@@ -256,7 +249,7 @@ def main() -> int:
     section = run(args)
     print(section)
     if args.write:
-        write_section(section)
+        write_section(SECTION, section)
         print(f"updated {BENCHMARKS}", file=sys.stderr)
     return 0
 

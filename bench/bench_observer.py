@@ -31,7 +31,6 @@ import itertools
 import json
 import os
 import platform
-import re
 import signal
 import socket
 import statistics
@@ -47,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_observer_cut import FIXTURES, synthetic  # noqa: E402
+from benchmarks_md import write_section  # noqa: E402
 
 from memlite.hooks.limits import fit  # noqa: E402
 from memlite.lifecycle import pid_alive  # noqa: E402
@@ -275,14 +275,6 @@ def section(args: argparse.Namespace) -> str:
     ])
 
 
-def write(text: str) -> None:
-    current = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# memlite benchmarks\n\n"
-    pattern = re.compile(rf"{re.escape(SECTION)}\n.*?(?=\n## |\Z)", re.S)
-    if pattern.search(current):
-        current = pattern.sub(lambda _: text.rstrip("\n") + "\n", current)
-    else:
-        current = current.rstrip("\n") + "\n\n" + text
-    BENCHMARKS.write_text(current)
 
 
 def main() -> None:
@@ -293,7 +285,7 @@ def main() -> None:
     text = section(args)
     print(text)
     if args.write:
-        write(text)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

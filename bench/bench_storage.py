@@ -29,7 +29,6 @@ import datetime
 import os
 import platform
 import random
-import re
 import sys
 import tempfile
 import threading
@@ -43,18 +42,14 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks_md import write_section  # noqa: E402
+
 from memlite import storage  # noqa: E402
 from memlite.actors.core import spawn  # noqa: E402
 from memlite.actors.storage import StorageActor, StoreEvent  # noqa: E402
 
 SECTION = "## Storage (issue 2)"
 BENCHMARKS = ROOT / "BENCHMARKS.md"
-HEADER = """# memlite benchmarks
-
-Figures, not pass/fail tests: each section is written by a script under `bench/` (run
-`make bench`, or the script with `--write`) and says when, where and against which floor
-it was measured. Absolute times on shared VMs vary by about ±30%; compare within a run.
-"""
 PROJECTS = [f"/home/dev/project-{i:02d}" for i in range(20)]
 
 
@@ -304,14 +299,6 @@ def report(args, floor, ingestion, reads) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(section: str) -> None:
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else HEADER
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    BENCHMARKS.write_text(text.rstrip("\n") + "\n")
 
 
 async def main(args) -> None:
@@ -327,7 +314,7 @@ async def main(args) -> None:
     section = report(args, floor, ingestion, reads)
     print(section)
     if args.write:
-        write_section(section)
+        write_section(SECTION, section)
         print(f"updated {BENCHMARKS}", file=sys.stderr)
 
 

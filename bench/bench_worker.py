@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks_md import write_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 SECTION = "## Worker (issue 3)"
@@ -135,14 +137,6 @@ def section(runs: int) -> str:
     ])
 
 
-def write(text: str) -> None:
-    current = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# memlite benchmarks\n\n"
-    pattern = re.compile(rf"{re.escape(SECTION)}\n.*?(?=\n## |\Z)", re.S)
-    if pattern.search(current):
-        current = pattern.sub(lambda _: text.rstrip("\n") + "\n", current)
-    else:
-        current = current.rstrip("\n") + "\n\n" + text
-    BENCHMARKS.write_text(current)
 
 
 def main() -> None:
@@ -153,7 +147,7 @@ def main() -> None:
     text = section(args.runs)
     print(text)
     if args.write:
-        write(text)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

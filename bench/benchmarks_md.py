@@ -1,0 +1,30 @@
+"""Writing one benchmark's section of BENCHMARKS.md, shared by every script in bench/.
+
+Each script owns one ``## <heading>`` section: ``write_section`` replaces that section (up to
+the next ``## `` heading) and keeps every other one, or appends it when it is new.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+HEADER = """# memlite benchmarks
+
+Figures, not pass/fail tests: each section is written by a script under `bench/` (run
+`make bench`, or the script with `--write`) and says when, where and against which floor
+it was measured. Absolute times on shared VMs vary by about ±30%; compare within a run.
+"""
+
+
+def write_section(heading: str, section: str, path: Path = BENCHMARKS) -> None:
+    """Put ``section`` (which starts with ``heading``) into ``path`` in place of the old one."""
+    text = path.read_text() if path.exists() else HEADER
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
+    section = section.rstrip("\n") + "\n"
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text.rstrip("\n") + "\n")
