@@ -221,6 +221,16 @@ def _cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reindex(args: argparse.Namespace) -> int:
+    from memlite.config import load_settings
+    from memlite.reindex import reindex
+
+    final = reindex(load_settings().data_dir, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(final))
+    return 0
+
+
 def _add_context_command(sub: argparse._SubParsersAction) -> None:
     context = sub.add_parser("context", help="print the context block a new session of a "
                                              "project would receive")
@@ -308,6 +318,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--deadline", type=float, default=20.0,
                         help="seconds the canary event may take to be observed (default 20)")
     doctor.set_defaults(func=_cmd_doctor)
+
+    reindex = sub.add_parser("reindex", help="embed every observation again with the current "
+                                             "model (EMBEDDER), showing progress")
+    reindex.add_argument("--timeout", type=float, default=20.0,
+                         help="seconds to wait for the worker to start (default 20)")
+    reindex.add_argument("--json", action="store_true",
+                         help="print the embedder's final status as JSON on stdout")
+    reindex.set_defaults(func=_cmd_reindex)
 
     dashboard = sub.add_parser("dashboard", help="print a one-time login link to the dashboard")
     dashboard.add_argument("--timeout", type=float, default=20.0,

@@ -52,6 +52,7 @@ class Services:
         storage: the storage actor (the only writer).
         sessions: the session supervisor actor (one session actor per Claude session).
         bus: the event bus (SSE fan-out).
+        embedder: the embedder actor (query vectors, reindex); None outside a worker.
         activity: last request time, for idle shutdown.
         observer: the observing sessions' shared hub (None outside a worker).
         ready: set once the database is open and migrated and the spool was drained.
@@ -69,6 +70,7 @@ class Services:
     storage: ActorRef
     sessions: ActorRef
     bus: ActorRef
+    embedder: ActorRef | None = None
     activity: Activity = attrs.field(factory=Activity)
     observer: Any = None  # memlite.actors.observer.ObserverHub (health, token counts)
     ready: trio.Event = attrs.field(factory=trio.Event)

@@ -35,6 +35,9 @@ def data_dir(tmp_path, monkeypatch):
     # Tests never reach the network: a worker started by a test observes with the rules
     # backend unless the test asks for the AI (over the fake CLI) itself.
     monkeypatch.setenv("MEMLITE_OBSERVER", "rules")
+    # And without an embedding model (each worker would load one: ~0.5 s, 100+ MB); the
+    # tests of semantic search turn it on themselves.
+    monkeypatch.setenv("MEMLITE_EMBEDDER", "none")
     return path
 
 

@@ -10,11 +10,13 @@ MODULES = [
     "memlite",
     "memlite.actors",
     "memlite.config",
+    "memlite.embed",
     "memlite.errors",
     "memlite.hooks",
     "memlite.http",
     "memlite.mcp",
     "memlite.storage",
+    "memlite.storage.search",
 ]
 
 

@@ -24,7 +24,7 @@ from memlite.errors import NotADatabaseError
 from memlite.hooks import spool
 
 SID = "063ff789-6364-494f-89fe-b93ab95a9061"
-ORDER = ["storage", "bus", "sessions", "reaper", "pruner", "idle", "spool", "http"]
+ORDER = ["storage", "bus", "sessions", "reaper", "pruner", "embedder", "idle", "spool", "http"]
 
 
 def free_port() -> int:
@@ -115,7 +115,8 @@ async def test_serves_then_stops_cleanly_and_quickly(settings, trees):
     # The drain ended by itself; the rest stopped in reverse order, the front first (it
     # may have returned on ``shutdown`` a moment before the supervisor told it to).
     ended = [e.name for e in events if isinstance(e, ChildExited | ChildStopped)]
-    assert ended == ["spool", "http", "idle", "pruner", "reaper", "sessions", "bus", "storage"]
+    assert ended == ["spool", "http", "idle", "embedder", "pruner", "reaper", "sessions", "bus",
+                     "storage"]
     assert query(settings.data_dir, "SELECT event_name FROM events") == [("SessionStart",)]
     with pytest.raises(OSError):
         await http(port, "GET", "/api/health")  # nothing listens any more

@@ -16,6 +16,7 @@ previous one reported it was up)::
     sessions   session supervisor (one actor per Claude session)  permanent
     reaper     every 60 s: stop idle session actors               permanent
     pruner     every hour: prune old event payloads, vacuum        permanent
+    embedder   loads the model on a thread; vectors for new observations  permanent
     idle       no sessions, no requests: set shutdown             transient
     spool      drain the hook spool, then set ``ready``           temporary
     http       Hypercorn serving ``create_app(services)``; then drains the spool once
@@ -47,6 +48,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from memlite.actors.bus import EventBus
+from memlite.actors.embedder import EmbedderActor
 from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
 from memlite.actors.idle import IdleShutdown
 from memlite.actors.observer import ObserverHub
@@ -110,6 +112,7 @@ class WorkerTree:
             ChildSpec(name="sessions", start=self._run_sessions, shutdown=2.0),
             ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
             ChildSpec(name="pruner", start=self._run_pruner, shutdown=1.0),
+            ChildSpec(name="embedder", start=self._run_embedder, shutdown=1.0),
             ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
                       shutdown=1.0),
             ChildSpec(name="spool", start=self._drain, restart=Restart.TEMPORARY,
@@ -122,7 +125,7 @@ class WorkerTree:
             version=worker_version(), pid=os.getpid(), started_at=trio.current_time(),
             started_at_wall_ms=int(time.time() * 1000),
             storage=self.supervisor.ref("storage"), sessions=self.supervisor.ref("sessions"),
-            bus=self.supervisor.ref("bus"),
+            bus=self.supervisor.ref("bus"), embedder=self.supervisor.ref("embedder"),
         )
         self.readers = ReaderPool(self.services.db_path)
         governor = Governor(concurrency=settings["OBSERVER_CONCURRENCY"],
@@ -161,6 +164,15 @@ class WorkerTree:
         pruner = Pruner(self.services.storage,
                         retention_days=lambda: settings["EVENT_RETENTION_DAYS"])
         await pruner.run(task_status=task_status)
+
+    async def _run_embedder(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        from memlite.embed import load_embedder
+
+        settings = self.services.settings
+        load = partial(load_embedder, settings["EMBEDDER"], ollama_url=settings["OLLAMA_URL"],
+                       ollama_model=settings["OLLAMA_MODEL"])
+        await EmbedderActor(self.services.storage, self.services.db_path, load=load).run(
+            task_status=task_status)
 
     async def _run_reaper(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
         services = self.services

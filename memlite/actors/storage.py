@@ -132,8 +132,8 @@ def _apply(conn: apsw.Connection, msg: Inbox) -> Any:
             return writes.delete_summary(conn, summary_id, actor=actor)
         case DeleteSession(session_id=session_id, actor=actor):
             return writes.delete_session(conn, session_id, actor=actor)
-        case EnsureVectorTable(dim=dim, model=model):
-            return vectors.ensure_vector_table(conn, dim, model)
+        case EnsureVectorTable(dim=dim, model=model, recreate=recreate):
+            return vectors.ensure_vector_table(conn, dim, model, recreate=recreate)
         case StoreVectors(vectors=rows):
             return vectors.upsert_vectors(conn, rows)
         case StoreHookEvent():

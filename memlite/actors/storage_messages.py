@@ -201,10 +201,13 @@ class DeleteSession:
 
 @attrs.frozen(kw_only=True)
 class EnsureVectorTable:
-    """Create (or recreate for a new model) the vector table. Answer: ``bool`` reindex."""
+    """Create (or recreate for a new model, or when ``recreate``) the vector table.
+
+    Answer: ``bool``, True when the table is new (every observation needs a vector)."""
 
     dim: int
     model: str
+    recreate: bool = False
     reply: Reply[Any] | None = _reply
 
 

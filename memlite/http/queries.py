@@ -14,9 +14,11 @@ from typing import Any
 import apsw
 import attrs
 
-from memlite.storage.fts import search_observations, search_prompts, search_summaries
+from memlite.storage.fts import search_prompts, search_summaries
 from memlite.storage.reads import columns, get_observation, get_observations, to_record
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
+from memlite.storage.search import Filters, RankedHit
+from memlite.storage.search import search as run_search
 
 __all__ = [
     "approx_tokens",
@@ -49,27 +51,44 @@ def _hit_json(hit: SearchHit) -> dict[str, Any]:
     return body
 
 
-def search(conn: apsw.Connection, q: str, *, project: str | None, limit: int) -> dict[str, Any]:
-    """Full-text matches in observations, summaries and prompts, best first in each."""
+def _ranked_json(hit: RankedHit) -> dict[str, Any]:
+    body = observation_json(hit.observation)
+    body.update(score=round(hit.score, 6), tokens=approx_tokens(hit.observation),
+                fts_rank=hit.fts_rank, vector_rank=hit.vector_rank)
+    return body
+
+
+def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: int,
+           vector: bytes | None, no_vector_reason: str | None = None) -> dict[str, Any]:
+    """Observations through the search engine (``mode``, ``filters``); summaries and
+    prompts by full text in the same project. Best first in each list."""
+    found = run_search(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
+                       no_vector_reason=no_vector_reason)
+    project = filters.project
     return {
-        "observations": [_hit_json(h) for h in search_observations(conn, q, project=project,
-                                                                   limit=limit)],
+        "mode": found.mode, "mode_used": found.mode_used, "note": found.note,
+        "observations": [_ranked_json(h) for h in found.hits],
         "summaries": [_hit_json(h) for h in search_summaries(conn, q, project=project,
                                                              limit=limit)],
         "prompts": [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)],
     }
 
 
-def index(conn: apsw.Connection, q: str, *, project: str | None,
-          limit: int) -> list[dict[str, Any]]:
+def index(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: int,
+          vector: bytes | None, no_vector_reason: str | None = None) -> dict[str, Any]:
     """The compact index: enough to choose which observations to fetch in full."""
-    return [
+    found = run_search(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
+                       no_vector_reason=no_vector_reason)
+    results = [
         {"id": obs.id, "date": obs.created_at, "type": obs.type, "title": obs.title,
          "project": obs.project, "session_id": obs.session_id, "tokens": approx_tokens(obs),
+         "files": list(dict.fromkeys((*obs.files_modified, *obs.files_read)))[:5],
          "score": round(hit.score, 6)}
-        for hit in search_observations(conn, q, project=project, limit=limit)
-        for obs in (hit.item,)
+        for hit in found.hits
+        for obs in (hit.observation,)
     ]
+    return {"mode": found.mode, "mode_used": found.mode_used, "note": found.note,
+            "count": len(results), "results": results}
 
 
 def _around(conn: apsw.Connection, anchor: Observation, scope: str, *, newer: bool,

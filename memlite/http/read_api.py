@@ -1,31 +1,36 @@
 """The read routes: context, search, the compact index, timeline, batch fetch.
 
 Each handler validates its parameters, then does all of its reading in ONE call on a
-pooled reader connection (``queries.py``), never through the storage actor. Search is
-FTS5/BM25 with user text quoted token by token (``memlite.storage.fts``), so ``"``, ``*``,
-``OR``, ``(`` or emoji are searched for, never parsed. Semantic search needs the embedder
-(a later issue): ``mode=semantic|hybrid`` is answered with full-text search and says so in
-``mode_used`` and ``note``, never with made-up vectors.
+pooled reader connection (``queries.py``), never through the storage actor. Search runs
+``memlite.storage.search``: BM25 with user text quoted token by token (``"``, ``*``,
+``OR``, ``(`` or emoji are searched for, never parsed), cosine neighbours of the query's
+embedding (asked of the embedder actor), or both fused. Without a usable embedding the
+answer is full text, and ``mode_used`` and ``note`` say so.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 from quart import Blueprint, Response, jsonify
 
-from memlite.errors import InputError, NotFound
+from memlite.actors.embedder import EmbedQuery, GetEmbedderStatus, Reindex
+from memlite.errors import InputError, MemliteError, NotFound
 from memlite.http import queries
 from memlite.http.params import int_arg, parse_id, read_json_object, str_arg
 from memlite.http.state import current_state
+from memlite.observer.parse import TYPES as OBSERVATION_TYPES
+from memlite.storage.search import MODES as SEARCH_MODES
+from memlite.storage.search import Filters
 
 __all__ = ["MAX_BATCH_IDS", "SEARCH_MODES", "blueprint"]
 
 blueprint = Blueprint("read_api", __name__)
 
 MAX_BATCH_IDS = 1000
-SEARCH_MODES = ("fts", "semantic", "hybrid")
 MAX_QUERY_CHARS = 1000
-_NO_VECTORS = ("semantic search needs the embedder, which is not built yet: "
-               "answered with full-text search (BM25)")
+QUERY_EMBED_SECONDS = 5.0
 
 
 @blueprint.get("/api/context")
@@ -53,39 +58,141 @@ async def context() -> Response:
     return jsonify(block.to_json())
 
 
-def _search_params() -> tuple[str, str | None, int]:
+def _epoch_ms(name: str, *, end_of_day: bool) -> int | None:
+    raw = str_arg(name, max_len=40)
+    if raw is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(raw.replace(" ", "T", 1))
+    except ValueError:
+        raise InputError(f"query parameter {name} must be an ISO 8601 date or time such as "
+                         f"2026-01-31 or 2026-01-31T14:00:00Z, not {raw!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if end_of_day and len(raw) == 10:  # a bare date: the whole of that day
+        moment += timedelta(days=1, milliseconds=-1)
+    return int(moment.timestamp() * 1000)
+
+
+def _filters() -> Filters:
+    """``project``, ``type`` (comma-separated), ``since``/``until``, ``file``, ``session``."""
+    types: tuple[str, ...] = ()
+    raw_types = str_arg("type", max_len=200)
+    if raw_types:
+        types = tuple(dict.fromkeys(t.strip().lower() for t in raw_types.split(",")
+                                    if t.strip()))
+        unknown = [t for t in types if t not in OBSERVATION_TYPES]
+        if unknown:
+            raise InputError(f"query parameter type: {unknown[0]!r} is not an observation "
+                             f"type; the types are {', '.join(sorted(OBSERVATION_TYPES))}")
+    since = _epoch_ms("since", end_of_day=False)
+    until = _epoch_ms("until", end_of_day=True)
+    if since is not None and until is not None and since > until:
+        raise InputError("query parameters since and until: since is after until, so the "
+                         "date range is empty")
+    return Filters(project=str_arg("project"), types=types, since_ms=since, until_ms=until,
+                   file=str_arg("file", max_len=500), session_id=str_arg("session", max_len=200))
+
+
+async def _search_params() -> dict[str, Any]:
+    """Everything a search request asks for, validated, plus the query's embedding."""
     q = str_arg("q", required=True, max_len=MAX_QUERY_CHARS)
     assert q is not None
-    return q, str_arg("project"), int_arg("limit", 20, low=1, high=100)
+    mode = (str_arg("mode") or "hybrid").lower()
+    if mode not in SEARCH_MODES:
+        raise InputError(f"query parameter mode must be one of {', '.join(SEARCH_MODES)}")
+    params: dict[str, Any] = {"mode": mode, "filters": _filters(),
+                              "limit": int_arg("limit", 20, low=1, high=100)}
+    params["vector"], params["no_vector_reason"] = (
+        (None, None) if mode == "fts" else await _query_vector(q))
+    return {"q": q, **params}
+
+
+async def _query_vector(q: str) -> tuple[bytes | None, str | None]:
+    """The query's embedding from the embedder actor, or None and why not."""
+    embedder = current_state().services.embedder
+    if embedder is None:
+        return None, "this server runs no embedder"
+    try:
+        vector = await embedder.ask(lambda reply: EmbedQuery(text=q, reply=reply),
+                                    timeout=QUERY_EMBED_SECONDS)
+    except MemliteError as exc:
+        return None, f"the embedder did not answer ({exc})"
+    if vector is None:
+        status = await _embedder_status(embedder)
+        state = status.get("state") if status else "unknown"
+        return None, {"off": "no embedding model is configured (EMBEDDER=none)",
+                      "loading": "the embedding model is still loading",
+                      "failed": f"the embedding model failed to load: "
+                                f"{(status or {}).get('error')}"}.get(
+            str(state), "the query could not be embedded")
+    return vector, None
+
+
+async def _embedder_status(embedder: Any) -> dict[str, Any] | None:
+    try:
+        status = await embedder.ask(lambda reply: GetEmbedderStatus(reply=reply), timeout=2)
+    except MemliteError:
+        return None
+    return status.to_json()
 
 
 @blueprint.get("/api/search")
 async def search() -> Response:
-    """``?q=&mode=fts|semantic|hybrid&project=&limit=`` over observations, summaries, prompts.
+    """``?q=&mode=fts|semantic|hybrid&project=&type=&since=&until=&file=&session=&limit=``.
 
-    Answer: ``{"query", "mode", "mode_used", "note", "project", "observations",
-    "summaries", "prompts"}``; each hit is the full record plus ``score`` (BM25, lower is
-    better) and, for observations, ``tokens``.
+    Observations through the search engine (``memlite.storage.search``: BM25, vectors,
+    or both fused; default hybrid) with the filters; summaries and prompts by full text
+    in the same project. Answer: ``{"query", "mode", "mode_used", "note", "project",
+    "observations", "summaries", "prompts"}``; each observation is the full record plus
+    ``score`` (higher is better), ``tokens``, ``fts_rank`` and ``vector_rank``; summaries
+    and prompts carry ``score`` as BM25 (lower is better). ``mode_used`` says what ran:
+    ``fts`` when vectors were asked for but none could be used, and ``note`` says why.
     """
-    q, project, limit = _search_params()
-    mode = (str_arg("mode") or "hybrid").lower()
-    if mode not in SEARCH_MODES:
-        raise InputError(f"query parameter mode must be one of {', '.join(SEARCH_MODES)}")
+    params = await _search_params()
     async with current_state().readers.borrow() as conn:
-        found = await conn.async_run(queries.search, conn, q, project=project, limit=limit)
-    return jsonify({"query": q, "mode": mode, "mode_used": "fts",
-                    "note": None if mode == "fts" else _NO_VECTORS, "project": project,
-                    **found})
+        found = await conn.async_run(queries.search, conn, **params)
+    return jsonify({"query": params["q"], "project": params["filters"].project, **found})
 
 
 @blueprint.get("/api/search/index")
 async def search_index() -> Response:
-    """``?q=&project=&limit=``: ``{"query", "mode_used", "count", "results": [{"id", "date",
-    "type", "title", "project", "session_id", "tokens", "score"}]}``."""
-    q, project, limit = _search_params()
+    """The compact index (MCP ``memory_search``), same parameters as ``/api/search``:
+    ``{"query", "mode", "mode_used", "note", "count", "results": [{"id", "date", "type",
+    "title", "project", "session_id", "tokens", "files", "score"}]}``."""
+    params = await _search_params()
     async with current_state().readers.borrow() as conn:
-        results = await conn.async_run(queries.index, conn, q, project=project, limit=limit)
-    return jsonify({"query": q, "mode_used": "fts", "count": len(results), "results": results})
+        found = await conn.async_run(queries.index, conn, **params)
+    return jsonify({"query": params["q"], **found})
+
+
+@blueprint.get("/api/embedder")
+async def embedder_status() -> Response:
+    """The embedder's state: ``{"state", "model", "dim", "pending", "embedded",
+    "skipped", "per_second", "error"}``; ``state`` is ``off`` when none runs."""
+    embedder = current_state().services.embedder
+    status = await _embedder_status(embedder) if embedder is not None else None
+    if status is None:
+        status = {"state": "off", "model": None, "dim": None, "pending": 0, "embedded": 0,
+                  "skipped": 0, "per_second": None, "error": None}
+    return jsonify(status)
+
+
+@blueprint.post("/api/reindex")
+async def reindex() -> Response:
+    """Drop every vector and embed all observations again (``memlite reindex``).
+
+    Answer 202 ``{"started": true}``; follow progress at ``/api/embedder``. 409 when no
+    embedding model is loaded.
+    """
+    embedder = current_state().services.embedder
+    if embedder is None:
+        raise InputError("this server runs no embedder", status=409)
+    try:
+        await embedder.ask(lambda reply: Reindex(reply=reply), timeout=5)
+    except MemliteError as exc:
+        raise InputError(str(exc), status=409) from None
+    return jsonify({"started": True}), 202
 
 
 @blueprint.get("/api/timeline")

@@ -49,10 +49,12 @@ SEARCH_DESCRIPTION = (
     "fixed, files touched). Step 1 of 3: returns a COMPACT INDEX only (id, date, type, "
     "title, project, ~token cost of the full record), cheap to call. Then use "
     "memory_timeline(anchor=<id>) to see what happened around a promising hit, and "
-    "memory_get(ids=[...]) to read the full records of only the ids you need. Filters: "
-    "project (the project's root path), type (e.g. change, decision, bugfix), since/until "
-    "(ISO dates, YYYY-MM-DD or full timestamps), limit (1-100, default 20). Any query "
-    "text is searched literally.")
+    "memory_get(ids=[...]) to read the full records of only the ids you need. Ask in plain "
+    "words: search is hybrid (keywords and meaning) by default. Filters: project (the "
+    "project's root path), type (bugfix, feature, refactor, discovery, decision, change; "
+    "comma-separated for several), since/until (ISO dates, YYYY-MM-DD or full "
+    "timestamps), file (part of a file path), session (a session id), limit (1-100, "
+    "default 20); mode fts|semantic|hybrid.")
 TIMELINE_DESCRIPTION = (
     "Step 2 of 3 of memlite's memory workflow (memory_search -> memory_timeline -> "
     "memory_get): the observations recorded just before and after one observation id "
@@ -77,11 +79,18 @@ TOOLS: list[dict[str, Any]] = [
                           "name, an error message)"},
                 "project": {"type": "string", "description": "only this project (its root "
                             "path, as shown in results)"},
-                "type": {"type": "string", "description": "only observations of this type"},
+                "type": {"type": "string", "description": "only observations of this type "
+                         "(bugfix, feature, refactor, discovery, decision, change)"},
                 "since": {"type": "string", "description": "only on or after this date "
                           "(ISO 8601)"},
                 "until": {"type": "string", "description": "only on or before this date "
                           "(ISO 8601)"},
+                "file": {"type": "string", "description": "only observations that read or "
+                         "modified a file whose path contains this"},
+                "session": {"type": "string", "description": "only this Claude Code session"},
+                "mode": {"type": "string", "enum": ["hybrid", "fts", "semantic"],
+                         "default": "hybrid", "description": "hybrid (default), keywords "
+                         "only (fts) or meaning only (semantic)"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                           "default": 20, "description": "how many results (1-100)"},
             },
@@ -280,7 +289,7 @@ def _line(obs: dict[str, Any], *, with_tokens: bool) -> str:
     text = f"#{obs.get('id')}  {date}  [{obs.get('type')}]  {title}"
     if with_tokens:
         text += f"  (~{obs.get('tokens')} tokens)"
-    files = [*obs.get("files_modified", ()), *obs.get("files_read", ())]
+    files = obs.get("files") or [*obs.get("files_modified", ()), *obs.get("files_read", ())]
     if files:
         text += "  files: " + ", ".join(dict.fromkeys(str(f) for f in files[:5]))
     return text
@@ -290,40 +299,31 @@ def memory_search(link: WorkerLink, args: dict[str, Any]) -> str:
     query = _str(args, "query", max_len=MAX_QUERY_CHARS)
     if query is None:
         raise ToolError("query is required: the words to search for")
-    project, kind = _str(args, "project"), _str(args, "type", max_len=100)
+    params: dict[str, Any] = {"q": query, "limit": _int(args, "limit", 20, 1, MAX_LIMIT)}
+    for name, param, max_len in (("project", "project", 1000), ("type", "type", 200),
+                                 ("file", "file", 500), ("session", "session", 200)):
+        value = _str(args, name, max_len=max_len)
+        if value is not None:
+            params[param] = value
+    mode = (_str(args, "mode", max_len=20) or "hybrid").lower()
+    if mode not in ("hybrid", "fts", "semantic"):
+        raise ToolError(f"mode must be hybrid, fts or semantic, not {mode!r}")
+    params["mode"] = mode
     since, until = _date(args, "since"), _date(args, "until")
-    limit = _int(args, "limit", 20, 1, MAX_LIMIT)
     if since and until and _day_key(since) > _day_key(until):
         raise ToolError(f"since ({since}) is after until ({until}): the date range is empty")
-    filtered = bool(kind or since or until)
-    params = {"q": query, "limit": MAX_LIMIT if filtered else limit}
-    if project:
-        params["project"] = project
+    params.update({k: v for k, v in (("since", since), ("until", until)) if v})
     found = link.request("GET", "/api/search/index?" + urlencode(params))
-    results = found.get("results", [])
-    kept = []
-    for hit in results:
-        date = _day_key(str(hit.get("date") or ""))
-        if kind and str(hit.get("type", "")).lower() != kind.lower():
-            continue
-        if since and date[:len(_day_key(since))] < _day_key(since):
-            continue
-        if until and date[:len(_day_key(until))] > _day_key(until):
-            continue
-        kept.append(hit)
-    kept = kept[:limit]
-    where = f" in project {project}" if project else ""
+    kept = found.get("results", [])
+    where = f" in project {params['project']}" if "project" in params else ""
+    note = found.get("note")
     if not kept:
-        note = f'No memory matches "{query}"{where}.'
-        if results and kind:
-            types = sorted({str(h.get("type")) for h in results})
-            note += f" (matches exist of type: {', '.join(types)}; none of type {kind!r})"
-        elif results:
-            note += f" ({len(results)} matches fall outside the date range)"
-        return note
+        return f'No memory matches "{query}"{where}.' + (f" ({note})" if note else "")
     head = (f'{len(kept)} result(s) for "{query}"{where}, best first. Next: '
             "memory_timeline(anchor=<id>) for what happened around one, "
             "memory_get(ids=[...]) for full records.")
+    if note:
+        head += f" ({note})"
     return "\n".join([head, *(_line(h, with_tokens=True) for h in kept)])
 
 

@@ -3,7 +3,8 @@
 User text never reaches ``MATCH`` as FTS5 syntax. ``fts_query`` splits it on whitespace
 and quotes every token as an FTS5 string (``"tok"``, inner quotes doubled), so ``"``,
 ``*``, ``-x``, ``OR``, ``NEAR``, ``(``, ``col:`` and emoji are searched for as text and
-can never raise a syntax error. Control characters are dropped. Tokens are ANDed; when
+can never raise a syntax error. Control characters are dropped, and so are small words
+("what", "did", "the": ``STOPWORDS``) when other terms remain. Tokens are ANDed; when
 that finds nothing and there were several tokens, the search is retried with OR, so a
 long natural-language question still returns its best partial matches.
 """
@@ -18,13 +19,38 @@ import apsw
 from memlite.storage.reads import columns, to_record
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
 
-__all__ = ["MAX_TERMS", "fts_query", "search_observations", "search_prompts", "search_summaries"]
+__all__ = [
+    "MAX_TERMS",
+    "OBSERVATION_WEIGHTS",
+    "fts_query",
+    "query_terms",
+    "search_observations",
+    "search_prompts",
+    "search_summaries",
+]
 
 # Bounds the work one query can ask for; nobody types more than this on purpose.
 MAX_TERMS = 32
 
 # BM25 column weights for observations_fts: title, subtitle, narrative, facts, concepts, files.
-_OBS_WEIGHTS = "5.0, 3.0, 1.0, 2.0, 2.0, 1.0"
+OBSERVATION_WEIGHTS = "5.0, 3.0, 1.0, 2.0, 2.0, 1.0"
+
+
+# Left out of a query when other terms remain: "what did we decide about locks" is a
+# search for "decide" and "locks"; the small words match nearly every row (or, ANDed,
+# none) and only add noise to BM25.
+STOPWORDS = frozenset("""
+a about after all also am an and any are as at be been before being but by can could did
+do does doing done for from had has have having how i if in into is it its itself just me
+my no not now of on once only or our out over so some such than that the their them then
+there these they this those to too under up us very was we were what when where which
+while who whom why will with would you your
+""".split())
+
+
+def query_terms(text: str) -> list[str]:
+    """The whitespace-separated terms of user text, control characters dropped."""
+    return _terms(text)
 
 
 def _terms(text: str) -> list[str]:
@@ -44,6 +70,8 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
     tokens = _terms(text)
     if not tokens:
         return None
+    content = [t for t in tokens if t.lower().strip("?!.,;:'\"") not in STOPWORDS]
+    tokens = content or tokens
     quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
     return (" OR " if any_term else " ").join(quoted)
 
@@ -77,7 +105,7 @@ def search_observations(
     if not include_superseded:
         where.append("o.superseded_by IS NULL")
     sql = (
-        f"SELECT {columns(Observation, 'o')}, bm25(observations_fts, {_OBS_WEIGHTS}) AS score "
+        f"SELECT {columns(Observation, 'o')}, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
         "FROM observations_fts JOIN observations AS o ON o.id = observations_fts.rowid "
         f"WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
     )

@@ -63,9 +63,11 @@ def vector_table_info(conn: apsw.Connection) -> tuple[int, str] | None:
     return int(dim), model
 
 
-def ensure_vector_table(conn: apsw.Connection, dim: int, model: str) -> bool:
+def ensure_vector_table(conn: apsw.Connection, dim: int, model: str, *,
+                        recreate: bool = False) -> bool:
     """Make sure the vector table holds ``dim``-sized vectors from ``model``.
 
+    ``recreate`` drops and recreates the table even when it is right (``memlite reindex``).
     Run it inside a transaction (the storage actor does): the drop, the create and the
     ``meta`` update must land together.
 
@@ -80,7 +82,7 @@ def ensure_vector_table(conn: apsw.Connection, dim: int, model: str) -> bool:
         raise ValueError(f"vector dimension must be an integer in 1..{MAX_DIM}, not {dim!r}")
     if not model:
         raise ValueError("the embedding model name must not be empty")
-    if vector_table_info(conn) == (dim, model):
+    if not recreate and vector_table_info(conn) == (dim, model):
         return False
     conn.execute(f"DROP TRIGGER IF EXISTS {VECTOR_TABLE}_delete")
     conn.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")

@@ -69,7 +69,7 @@ async def test_index_is_compact(client, token, seeded):
     assert body["count"] == 3 and body["mode_used"] == "fts"
     entry = body["results"][0]
     assert set(entry) == {"id", "date", "type", "title", "project", "session_id", "tokens",
-                          "score"}
+                          "files", "score"}
     assert entry["type"] == "discovery" and entry["tokens"] > 0
     assert entry["date"].startswith("1970-01-01T")
 

@@ -88,8 +88,17 @@ async def test_filters(mcp_env, worker, seeded):
         text, error = await call(client, "memory_search", {"query": "parser", "limit": 1})
         assert not error and len(ids_in(text)) == 1, text
         text, error = await call(client, "memory_search", {"query": "parser",
-                                                           "type": "no-such-type"})
-        assert not error and ids_in(text) == [] and "none of type" in text, text
+                                                           "file": "tests/test_parser.py"})
+        assert not error and ids_in(text) == [seeded["change"]], text
+        text, error = await call(client, "memory_search", {"query": "parser", "mode": "fts",
+                                                           "type": "bugfix,change"})
+        expected = {seeded["bugfix"], seeded["change"], seeded["beta"]}
+        assert not error and set(ids_in(text)) == expected, text
+        # Hybrid may add neighbours by meaning, but never one of another type.
+        text, error = await call(client, "memory_search", {"query": "parser",
+                                                           "type": "bugfix,change"})
+        assert not error and expected <= set(ids_in(text)), text
+        assert seeded["alpha"] not in ids_in(text), text
         text, error = await call(client, "memory_search", {"query": "parser",
                                                            "project": "/no/such/project"})
         assert not error and "No memory matches" in text, text
@@ -98,6 +107,8 @@ async def test_filters(mcp_env, worker, seeded):
 BAD_CALLS = [
     ("memory_search", {"query": "x", "since": "2026-02-01", "until": "2026-01-01"}, "after"),
     ("memory_search", {"query": "x", "since": "yesterday"}, "ISO 8601"),
+    ("memory_search", {"query": "x", "type": "no-such-type"}, "not an observation type"),
+    ("memory_search", {"query": "x", "mode": "psychic"}, "hybrid, fts or semantic"),
     ("memory_search", {}, "query is required"),
     ("memory_search", {"query": "   "}, "query is required"),
     ("memory_search", {"query": 42}, "must be a string"),

@@ -100,10 +100,16 @@ def test_superseded_observations_are_hidden_unless_asked(db, add_observation):
     assert len(storage.search_observations(db, "pytest", include_superseded=True)) == 2
 
 
+def test_fts_query_drops_small_words_when_others_remain():
+    assert storage.fts_query("what did we decide about Redis?") == '"decide" "Redis?"'
+    assert storage.fts_query("a OR b", any_term=True) == '"b"'  # "or" is a small word too
+    assert storage.fts_query("the a") == '"the" "a"'  # nothing else left: kept
+
+
 def test_fts_query_quotes_every_token():
     assert storage.fts_query("wal busy") == '"wal" "busy"'
     assert storage.fts_query('say "hi"') == '"say" """hi"""'
-    assert storage.fts_query("a OR b", any_term=True) == '"a" OR "OR" OR "b"'
+    assert storage.fts_query("wal NEAR b", any_term=True) == '"wal" OR "NEAR" OR "b"'
     assert storage.fts_query("  \t\n ") is None
     assert storage.fts_query("x\x00y") == '"x" "y"'
 

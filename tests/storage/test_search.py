@@ -1,0 +1,409 @@
+"""The search engine on a real database with real wordllama vectors: full text, vectors,
+the two fused, the filters in every mode, the fallbacks to full text, hostile queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memlite import storage
+from memlite.embed import load_embedder, observation_text
+from memlite.storage.records import decode_list
+from memlite.storage.search import (
+    RELEVANCE_FLOOR,
+    Filters,
+    Fusion,
+    fuse,
+    search,
+)
+
+BILLING, DOCS = "/src/billing", "/src/docs"
+MODES = ("fts", "semantic", "hybrid")
+
+# key: (project, session, type, at_ms, fields)
+CORPUS = {
+    "double_billing": (BILLING, "s-bill-1", "bugfix", 1_000, dict(
+        title="Fixed double billing when the payment webhook retried",
+        narrative="Invoices were charged twice because the webhook handler was not idempotent",
+        files_modified=("src/billing/invoice.py",))),
+    "rules_edit": (BILLING, "s-bill-1", "change", 1_500, dict(
+        title="Edited the webhook handler in invoice.py",
+        files_modified=("src/billing/invoice.py",), backend="rules")),
+    "idempotent": (BILLING, "s-bill-1", "bugfix", 1_600, dict(
+        title="Made the payment webhook idempotent",
+        narrative="A retried webhook no longer creates a second invoice",
+        files_modified=("src/billing/invoice.py",))),  # supersedes rules_edit
+    "http_retry": (BILLING, "s-bill-1", "feature", 2_000, dict(
+        title="Retry with exponential backoff in the HTTP client",
+        narrative="Connection timeouts are retried three times",
+        files_read=("src/net/http_client.py",))),
+    "memory_leak": (BILLING, "s-bill-2", "discovery", 3_000, dict(
+        title="Memory leak in the worker cache",
+        narrative="The worker kept growing because the cache had no size limit")),
+    "jwt": (BILLING, "s-bill-2", "decision", 4_000, dict(
+        title="Login uses JSON web tokens instead of session cookies",
+        narrative="Authentication moved from cookies to JWT")),
+    "migration": (BILLING, "s-bill-2", "change", 5_000, dict(
+        title="Database migration adds an index on created_at",
+        files_modified=("migrations/0004_index.sql",))),
+    "greeting": (BILLING, "s-bill-2", "refactor", 6_000, dict(
+        title="Renamed the greeting helper")),
+    "dark_theme": (DOCS, "s-docs", "feature", 7_000, dict(
+        title="Dark theme for the documentation website",
+        files_modified=("docs/theme.css",))),
+    "parser": (DOCS, "s-docs", "bugfix", 8_000, dict(
+        title="Parser crashes on empty input file",
+        narrative="The markdown parser raised on a file with no content",
+        files_modified=("docs/tools/parser.py",))),
+    "docs_billing": (DOCS, "s-docs", "discovery", 9_000, dict(
+        title="The billing page of the documentation has a broken link")),
+    "sphinx": (DOCS, "s-docs", "decision", 10_000, dict(
+        title="Build the documentation with Sphinx")),
+}
+
+# Shares no word (or stem) with "double_billing", means the same thing.
+PARAPHRASE = "customers paid two times for a single purchase"
+
+
+@pytest.fixture(scope="module")
+def model():
+    embedder = load_embedder("wordllama")
+    yield embedder
+    embedder.close()
+
+
+def embed(model, text: str) -> bytes:
+    return np.asarray(model.embed([text])[0], dtype="<f4").tobytes()
+
+
+@pytest.fixture
+def corpus(db):
+    """The corpus stored (no vectors yet): ``{key: id}``."""
+    ids: dict[str, int] = {}
+    for key, (project, session, kind, at_ms, fields) in CORPUS.items():
+        extra = {"supersedes": (ids["rules_edit"],)} if key == "idempotent" else {}
+        ids[key] = storage.insert_observation(db, storage.NewObservation(
+            session_id=session, project=project, type=kind, at_ms=at_ms, **fields, **extra)).id
+    return ids
+
+
+def store_vectors(db, model, model_name: str | None = None) -> None:
+    """A vector for every observation, embedded from the text the embedder actor uses."""
+    storage.ensure_vector_table(db, model.dim, model_name or model.name)
+    rows = db.execute("SELECT id, project, title, subtitle, narrative, facts, concepts,"
+                      " files_modified, files_read FROM observations ORDER BY project, id"
+                      ).fetchall()
+    texts = [observation_text(title=r[2], subtitle=r[3], narrative=r[4],
+                              facts=decode_list(r[5]), concepts=decode_list(r[6]),
+                              files=[*decode_list(r[7]), *decode_list(r[8])]) for r in rows]
+    vectors = model.embed(texts)
+    storage.upsert_vectors(db, [(r[0], r[1], np.asarray(v, dtype="<f4").tobytes())
+                                for r, v in zip(rows, vectors, strict=True)])
+
+
+@pytest.fixture
+def indexed(db, model, corpus):
+    """The corpus with a vector for every observation: ``{key: id}``."""
+    store_vectors(db, model)
+    return corpus
+
+
+def run(db, model, text, mode, **kwargs):
+    vector = kwargs.pop("query_vector", None if mode == "fts" else embed(model, text))
+    return search(db, text, mode=mode, query_vector=vector, **kwargs)
+
+
+def keys(outcome, ids) -> list[str]:
+    by_id = {v: k for k, v in ids.items()}
+    return [by_id[h.observation.id] for h in outcome.hits]
+
+
+# --- the three modes ---------------------------------------------------------------------
+
+
+def test_fts_finds_the_matching_observations(db, model, indexed):
+    outcome = run(db, model, "webhook", "fts")
+    assert outcome.mode_used == "fts" and outcome.note is None
+    assert set(keys(outcome, indexed)) == {"double_billing", "idempotent"}  # not superseded
+    assert all(h.bm25 is not None and h.distance is None for h in outcome.hits)
+    scores = [h.score for h in outcome.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_semantic_finds_a_paraphrase_that_full_text_misses(db, model, indexed):
+    assert "double_billing" not in keys(run(db, model, PARAPHRASE, "fts"), indexed)
+    outcome = run(db, model, PARAPHRASE, "semantic")
+    assert outcome.mode_used == "semantic" and outcome.note is None
+    assert keys(outcome, indexed)[0] == "double_billing"
+    top = outcome.hits[0]
+    assert top.vector_rank == 1 and top.fts_rank is None
+    assert top.score == pytest.approx(1.0 - top.distance)
+    hybrid = run(db, model, PARAPHRASE, "hybrid")
+    assert hybrid.mode_used == "hybrid" and keys(hybrid, indexed)[0] == "double_billing"
+
+
+def test_semantic_ranks_by_meaning(db, model, indexed):
+    outcome = run(db, model, "authentication with tokens", "semantic")
+    assert keys(outcome, indexed)[0] == "jwt"
+    outcome = run(db, model, "the program ran out of RAM", "semantic", limit=3)
+    assert "memory_leak" in keys(outcome, indexed)
+    assert len(outcome.hits) <= 3
+
+
+def test_hybrid_puts_a_document_both_lists_found_first(db, model, indexed):
+    outcome = run(db, model, "billing", "hybrid")
+    assert outcome.mode_used == "hybrid" and outcome.note is None
+    top = outcome.hits[0]
+    assert top.fts_rank is not None and top.vector_rank is not None
+    assert keys(outcome, indexed)[0] in {"double_billing", "docs_billing"}
+    # Its score is the weighted RRF of its two ranks, and it beats any one-list hit.
+    k = Fusion().k
+    assert top.score == pytest.approx(1 / (k + top.fts_rank) + 1 / (k + top.vector_rank))
+    for hit in outcome.hits:
+        if hit.fts_rank is None or hit.vector_rank is None:
+            assert hit.score < top.score
+    scores = [h.score for h in outcome.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_hybrid_keeps_what_only_one_list_found(db, model, indexed):
+    outcome = run(db, model, PARAPHRASE + " webhook", "hybrid")
+    found = keys(outcome, indexed)
+    assert "idempotent" in found and "double_billing" in found
+
+
+# --- filters, in every mode ----------------------------------------------------------------
+
+FILTER_CASES = [
+    # (filters, query, expected: the set of keys allowed that the query may return)
+    (Filters(project=DOCS), "billing", {"docs_billing"}),
+    (Filters(project=BILLING), "billing", {"double_billing", "idempotent"}),  # its path
+    (Filters(types=("decision",)), "documentation tokens", {"jwt", "sphinx"}),
+    (Filters(types=("bugfix", "feature")), "webhook", {"double_billing", "idempotent"}),
+    (Filters(since_ms=1_600, until_ms=1_600), "webhook", {"idempotent"}),  # both inclusive
+    (Filters(since_ms=1_000, until_ms=1_000), "webhook", {"double_billing"}),
+    (Filters(until_ms=1_599), "webhook", {"double_billing"}),
+    (Filters(file="invoice.py"), "webhook", {"double_billing", "idempotent"}),  # modified
+    (Filters(file="http_client"), "retry connection timeouts", {"http_retry"}),  # read
+    (Filters(session_id="s-bill-2"), "cache worker", {"memory_leak"}),
+    (Filters(include_superseded=True, file="invoice.py"), "webhook",
+     {"double_billing", "idempotent", "rules_edit"}),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("filters", "query", "expected"), FILTER_CASES)
+def test_filters_apply_in_every_mode(db, model, indexed, mode, filters, query, expected):
+    outcome = run(db, model, query, mode, filters=filters)
+    assert outcome.mode_used == mode
+    found = set(keys(outcome, indexed))
+    allowed = {key for key, (project, session, kind, at_ms, fields) in CORPUS.items()
+               if (filters.project in (None, project))
+               and (not filters.types or kind in filters.types)
+               and (filters.since_ms is None or at_ms >= filters.since_ms)
+               and (filters.until_ms is None or at_ms <= filters.until_ms)
+               and (filters.session_id in (None, session))
+               and (not filters.file or any(filters.file in f for f in (
+                   *fields.get("files_read", ()), *fields.get("files_modified", ()))))
+               and (filters.include_superseded or key != "rules_edit")}
+    assert found <= allowed  # nothing the filters rule out
+    if mode == "fts":
+        assert found == expected
+    else:
+        assert expected & found  # and the meant ones are there
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_superseded_is_excluded_unless_asked_for(db, model, indexed, mode):
+    query = "Edited the webhook handler in invoice.py"
+    hidden = run(db, model, query, mode)
+    assert "rules_edit" not in keys(hidden, indexed)
+    shown = run(db, model, query, mode, filters=Filters(include_superseded=True))
+    assert keys(shown, indexed)[0] == "rules_edit"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("filters", [
+    Filters(project="/nowhere"), Filters(types=("decision",), session_id="s-docs",
+                                         since_ms=10_001),
+    Filters(file="no-such-file"), Filters(since_ms=5, until_ms=4)])
+def test_filters_that_allow_nothing_find_nothing(db, model, indexed, mode, filters):
+    outcome = run(db, model, "billing webhook documentation", mode, filters=filters)
+    assert outcome.hits == [] and outcome.mode_used == mode
+
+
+@pytest.mark.parametrize("scan_limit", [0, 50_000], ids=["over-fetch", "id-list"])
+def test_narrowed_semantic_search_both_paths(db, model, indexed, monkeypatch, scan_limit):
+    """Under FILTERED_SCAN_LIMIT the KNN runs on the allowed ids, above it the neighbours
+    are over-fetched and filtered: both give the same allowed answer."""
+    from memlite.storage import search as engine
+
+    monkeypatch.setattr(engine, "FILTERED_SCAN_LIMIT", scan_limit)
+    filters = Filters(types=("decision",))
+    outcome = run(db, model, "authentication with tokens", "semantic", filters=filters)
+    assert keys(outcome, indexed)[0] == "jwt"
+    assert set(keys(outcome, indexed)) <= {"jwt", "sphinx"}
+
+
+def test_id_list_knn_finds_an_allowed_far_neighbour(db, model, indexed, monkeypatch):
+    """The id-list path ranks only allowed ids, so a row far from the query but allowed is
+    still found even if many closer rows are filtered out (depth 1)."""
+    filters = Filters(session_id="s-docs", types=("decision",))
+    outcome = run(db, model, "Build the documentation with Sphinx", "semantic",
+                  filters=filters, fusion=Fusion(depth=1), limit=1)
+    assert keys(outcome, indexed) == ["sphinx"]
+
+
+# --- fallbacks to full text ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_no_query_vector_answers_with_full_text(db, model, indexed, mode):
+    outcome = search(db, "webhook", mode=mode, query_vector=None)
+    assert outcome.mode == mode and outcome.mode_used == "fts"
+    assert "no embedding model is loaded" in outcome.note
+    assert set(keys(outcome, indexed)) == {"double_billing", "idempotent"}
+    why = search(db, "webhook", mode=mode, no_vector_reason="the model is still loading")
+    assert why.mode_used == "fts" and "the model is still loading" in why.note
+    assert mode in why.note
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_no_vector_table_or_an_empty_one_answers_with_full_text(db, model, corpus, mode):
+    vector = embed(model, "webhook")
+    outcome = search(db, "webhook", mode=mode, query_vector=vector)
+    assert outcome.mode_used == "fts" and "no vectors are stored" in outcome.note
+    assert set(keys(outcome, corpus)) == {"double_billing", "idempotent"}
+    storage.ensure_vector_table(db, model.dim, model.name)  # empty table
+    outcome = search(db, "webhook", mode=mode, query_vector=vector)
+    assert outcome.mode_used == "fts" and "no vectors are stored" in outcome.note
+    assert len(outcome.hits) == 2
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_a_query_vector_of_another_dimension_answers_with_full_text(db, model, indexed, mode):
+    wrong = np.ones(384, dtype="<f4").tobytes()
+    outcome = search(db, "webhook", mode=mode, query_vector=wrong)
+    assert outcome.mode_used == "fts"
+    assert "reindex" in outcome.note and "384" in outcome.note and "256" in outcome.note
+    assert len(outcome.hits) == 2
+
+
+def test_fts_mode_ignores_the_vector_and_has_no_note(db, model, indexed):
+    outcome = search(db, "webhook", mode="fts", query_vector=b"garbage",
+                     no_vector_reason="ignored")
+    assert outcome.mode_used == "fts" and outcome.note is None and len(outcome.hits) == 2
+
+
+def test_the_relevance_floor_drops_unrelated_neighbours(db, model, indexed):
+    assert RELEVANCE_FLOOR[model.name] > 0
+    outcome = run(db, model, "xyzzy quantum banana", "semantic")
+    assert outcome.mode_used == "semantic"
+    # Every neighbour the KNN returns scores under the floor: none is a match.
+    assert outcome.hits == []
+    good = run(db, model, PARAPHRASE, "semantic")
+    assert good.hits and all(h.score >= RELEVANCE_FLOOR[model.name] for h in good.hits)
+    assert len(good.hits) < len(CORPUS) - 1  # the unrelated ones were dropped
+
+
+def test_a_model_with_no_floor_keeps_every_neighbour(db, model, corpus):
+    store_vectors(db, model, "some-ollama-model")
+    outcome = run(db, model, "xyzzy quantum banana", "semantic")
+    # The wordllama floor would have dropped them all (test above); with none, the
+    # neighbours that point the same way at all are kept, however weak.
+    assert outcome.hits and all(h.score < RELEVANCE_FLOOR[model.name] for h in outcome.hits)
+    assert all(h.score >= 0 for h in outcome.hits)
+
+
+# --- hostile input ------------------------------------------------------------------------
+
+HOSTILE = ['"', '""', "*", "parser*", "OR", "AND NOT", "(", ")", "parser)", "NEAR(a b)",
+           "col:x", "-parser", "^", "🦀", "billing 🦀 OR (", "\x00", "bill\x00ing",
+           "'; DROP TABLE observations; --", "\\", "", "   ", "a" * 1000,
+           " ".join(["webhook"] * 200), "\ud800"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(db, model, indexed, mode, query):
+    vector = None if mode == "fts" else embed(model, query)
+    outcome = search(db, query, mode=mode, query_vector=vector, filters=Filters(
+        file='"*%_\x00', include_superseded=True) if query == "(" else Filters())
+    assert outcome.mode == mode
+    assert all(h.observation.id in indexed.values() for h in outcome.hits)
+    assert run(db, model, "webhook", "fts").hits  # nothing was harmed
+
+
+def test_hostile_text_is_searched_as_text(db, model, indexed):
+    outcome = run(db, model, "invoice.py", "fts")
+    assert set(keys(outcome, indexed)) == {"double_billing", "idempotent"}
+    # Unquoted, "invoice.py" is an FTS5 syntax error and "webhook*" a prefix query.
+    assert run(db, model, "webho*", "fts").hits == []
+
+
+@pytest.mark.parametrize("mode", ["fuzzy", "", "FTS"])
+def test_a_bad_mode_is_a_value_error(db, mode):
+    with pytest.raises(ValueError, match="mode"):
+        search(db, "x", mode=mode)
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_below_one_is_a_value_error(db, limit):
+    with pytest.raises(ValueError, match="limit"):
+        search(db, "x", mode="fts", limit=limit)
+
+
+def test_limit_caps_the_hits(db, model, indexed):
+    for mode in MODES:
+        outcome = run(db, model, "the documentation billing webhook", mode, limit=1)
+        assert len(outcome.hits) == 1
+
+
+# --- fuse -----------------------------------------------------------------------------------
+
+
+def test_fuse_sums_reciprocal_ranks():
+    fused = dict(fuse([1, 2, 3], [3, 4]))
+    k = 60.0
+    assert fused[1] == pytest.approx(1 / (k + 1))
+    assert fused[3] == pytest.approx(1 / (k + 3) + 1 / (k + 1))
+    assert fused[4] == pytest.approx(1 / (k + 2))
+    assert [oid for oid, _ in fuse([1, 2, 3], [3, 4])] == [3, 1, 2, 4]
+
+
+def test_fuse_a_document_in_both_lists_beats_the_top_of_one():
+    assert fuse([10, 20], [30, 20])[0][0] == 20
+
+
+def test_fuse_weights():
+    only_vectors = fuse([1], [2], fusion=Fusion(fts_weight=0.0))
+    assert only_vectors[0] == (2, pytest.approx(1 / 61))
+    assert dict(only_vectors)[1] == 0.0
+    heavy_fts = fuse([1], [2], fusion=Fusion(fts_weight=2.0, vector_weight=1.0))
+    assert [oid for oid, _ in heavy_fts] == [1, 2]
+    assert heavy_fts[0][1] == pytest.approx(2 / 61)
+
+
+def test_fuse_partial_fts_weight_applies_only_to_an_incomplete_list():
+    fusion = Fusion(partial_fts_weight=0.3)
+    complete = fuse([1], [2], fusion=fusion, fts_complete=True)
+    partial = fuse([1], [2], fusion=fusion, fts_complete=False)
+    assert [oid for oid, _ in complete] == [1, 2]  # tie at 1/61 each: lower id first
+    assert [oid for oid, _ in partial] == [2, 1]
+    assert dict(partial)[1] == pytest.approx(0.3 / 61)
+
+
+def test_fuse_depth_cuts_each_list():
+    fused = dict(fuse([1, 2, 3], [4, 5, 6], fusion=Fusion(depth=2)))
+    assert set(fused) == {1, 2, 4, 5}
+
+
+def test_fuse_ties_go_to_the_lower_id():
+    assert [oid for oid, _ in fuse([9, 7], [7, 9])] == [7, 9]
+    assert [oid for oid, _ in fuse([5], [3])] == [3, 5]
+    assert fuse([], []) == []
+
+
+def test_fuse_k_flattens_or_sharpens_ranks():
+    sharp = dict(fuse([1, 2], [], fusion=Fusion(k=0.0)))
+    assert sharp[1] == pytest.approx(1.0) and sharp[2] == pytest.approx(0.5)
