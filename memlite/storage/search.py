@@ -39,10 +39,10 @@ from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
 __all__ = [
     "DEFAULT_FUSION",
-    "MODES",
-    "RELEVANCE_FLOOR",
     "Filters",
     "Fusion",
+    "MODES",
+    "RELEVANCE_FLOOR",
     "RankedHit",
     "SearchOutcome",
     "fuse",
@@ -124,16 +124,24 @@ class Fusion:
 
     Each list gives a document ``weight / (k + rank)`` (rank from 1); the sums order the
     result. ``partial_fts_weight`` replaces ``fts_weight`` when full text found no
-    observation holding every query term and fell back to matching any of them: such a
-    list is mostly common words, and at full weight it drags a good vector list down on
-    paraphrased questions (STACK.md §7 measured exactly that with plain RRF). The
-    defaults were chosen on the dev half of the retrieval eval (``bench/eval``).
+    observation holding every query term and fell back to matching any of them (STACK.md
+    §7 saw such a list drag a good vector list down on paraphrased questions).
+    ``recency_weight`` adds a third list, the candidates newest first, so that of two
+    equally good matches the later one (the decision as it stands now) comes first.
+
+    The defaults were chosen on the dev half of the retrieval eval (``bench/eval``,
+    ``python -m bench.eval.run --tune``) as the best mean over both local models: a
+    small k (10) trusts each list's top ranks; discounting the any-term BM25 list did
+    not help on our set (its keyword lists are good), so it keeps full weight; a light
+    recency list (0.1) helped the "what did we end up doing" questions a little without
+    costing the others. Differences between the top settings were one or two queries.
     """
 
-    k: float = 60.0
+    k: float = 10.0
     fts_weight: float = 1.0
-    partial_fts_weight: float = 0.3
+    partial_fts_weight: float = 1.0
     vector_weight: float = 1.0
+    recency_weight: float = 0.1
     depth: int = 50  # how many of each list take part
 
 
@@ -275,14 +283,29 @@ def _vectors_usable(conn: apsw.Connection, vector: bytes | None) -> tuple[str | 
 
 
 def fuse(fts_ids: Sequence[int], vector_ids: Sequence[int], *, fusion: Fusion = DEFAULT_FUSION,
-         fts_complete: bool = True) -> list[tuple[int, float]]:
-    """Weighted reciprocal-rank fusion: ``[(id, score)]``, best first (ties: lower id)."""
+         fts_complete: bool = True, newest_first: Sequence[int] = ()) -> list[tuple[int, float]]:
+    """Weighted reciprocal-rank fusion: ``[(id, score)]``, best first (ties: lower id).
+
+    ``newest_first`` (the candidates by time, newest first) is a third list, weighted
+    ``recency_weight``: among equally good matches the newer one wins.
+    """
     scores: dict[int, float] = {}
     fts_weight = fusion.fts_weight if fts_complete else fusion.partial_fts_weight
     for weight, ids in ((fts_weight, fts_ids), (fusion.vector_weight, vector_ids)):
         for rank, oid in enumerate(ids[:fusion.depth], start=1):
             scores[oid] = scores.get(oid, 0.0) + weight / (fusion.k + rank)
+    if fusion.recency_weight:
+        for rank, oid in enumerate(newest_first, start=1):
+            if oid in scores:
+                scores[oid] += fusion.recency_weight / (fusion.k + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _newest_first(conn: apsw.Connection, ids: Sequence[int]) -> list[int]:
+    rows = conn.execute(
+        "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY created_at_epoch DESC, id DESC", (_json_ids(ids),))
+    return [r[0] for r in rows]
 
 
 # ---------------------------------------------------------------------------------------
@@ -330,7 +353,10 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         ranked = [(oid, 1.0 - vec.measure[oid]) for oid in vec.ids]
     else:
         mode_used = "hybrid"
-        ranked = fuse(fts.ids, vec.ids, fusion=fusion, fts_complete=fts.complete)
+        newest = (_newest_first(conn, list(dict.fromkeys([*fts.ids, *vec.ids])))
+                  if fusion.recency_weight else ())
+        ranked = fuse(fts.ids, vec.ids, fusion=fusion, fts_complete=fts.complete,
+                      newest_first=newest)
     ranked = ranked[:limit]
     by_id = {obs.id: obs for obs in get_observations(conn, [oid for oid, _ in ranked])}
     fts_rank = {oid: i for i, oid in enumerate(fts.ids, start=1)}
