@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+import trio
 from mcp_helpers import REPO, connect, text_of, worker_pids
 
 pytestmark = pytest.mark.timeout(120)
@@ -132,6 +133,24 @@ BAD_CALLS = [
     ("memory_get", {"ids": [-5]}, "between 1"),
     ("memory_forget", {"ids": [1]}, "unknown tool"),
 ]
+
+
+async def test_search_finds_by_meaning_once_the_worker_embedded_memory(mcp_env, worker, seeded):
+    """The worker here runs the default model (EMBEDDER=auto: MiniLM); a question with no
+    word in common with the observation finds it by meaning, and fts says it cannot."""
+    question = {"query": "the program blew up on smiley symbols in headings",
+                "project": "/p/alpha"}
+    async with connect(mcp_env) as client:
+        with trio.fail_after(60):  # the worker loads the model, then embeds the five
+            while True:
+                text, error = await call(client, "memory_search", question)
+                assert not error, text
+                if ids_in(text)[:1] == [seeded["bugfix"]]:
+                    break
+                await trio.sleep(0.2)
+        assert "answered with full text" not in text
+        text, error = await call(client, "memory_search", {**question, "mode": "fts"})
+        assert not error and "No memory matches" in text, text
 
 
 async def test_bad_input_is_a_clear_error_and_the_server_keeps_answering(mcp_env, worker,
