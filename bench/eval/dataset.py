@@ -79,7 +79,8 @@ def validate(data: dict) -> dict:
         if q["project"] not in project_set:
             raise _bad(what, f"unknown project {q['project']!r}")
         if q["category"] not in CATEGORIES:
-            raise _bad(what, f"invalid category {q['category']!r} (expected one of {sorted(CATEGORIES)})")
+            raise _bad(what, f"invalid category {q['category']!r} "
+                             f"(expected one of {sorted(CATEGORIES)})")
         rel = q.get("relevant")
         if not isinstance(rel, list) or not rel:
             raise _bad(what, "must have at least one relevant key")
@@ -89,7 +90,8 @@ def validate(data: dict) -> dict:
             if k not in by_key:
                 raise _bad(what, f"relevant key {k!r} does not exist")
             if by_key[k]["project"] != q["project"]:
-                raise _bad(what, f"relevant key {k!r} belongs to {by_key[k]['project']!r}, not {q['project']!r}")
+                raise _bad(what, f"relevant key {k!r} belongs to {by_key[k]['project']!r}, "
+                                 f"not {q['project']!r}")
     return data
 
 

@@ -122,19 +122,22 @@ class EmbedderActor:
         load: builds the ``Embedder`` (blocking; run on a thread), None for EMBEDDER=none.
         poll: seconds between checks for new observations.
         retry: seconds before loading a model that failed again.
+        rescan: seconds between full scans for observations without a vector.
     Mailbox:
         Size 64; ``EmbedQuery`` is answered concurrently (at most 2 on threads at once),
         next to the backfill, so a query never waits for a whole reindex.
     """
 
     def __init__(self, storage: ActorRef, db: Path, *, load: Loader, poll: float = 1.0,
-                 retry: float = 60.0, retry_batch: float = 5.0) -> None:
+                 retry: float = 60.0, retry_batch: float = 5.0, rescan: float = 300.0,
+                 ) -> None:
         self.storage = storage
         self.db = db
         self.load = load
         self.poll = poll
         self.retry = retry
         self.retry_batch = retry_batch
+        self.rescan = rescan
         self.model: Any = None
         self.state = "loading"
         self.error: str | None = None
@@ -213,10 +216,19 @@ class EmbedderActor:
                 await trio.sleep_forever()
         async with open_reader(self.db) as reader:
             await self._prepare(reader, recreate=False)
+            last_scan = trio.current_time()
             while True:
                 if self._reindex:
                     self._reindex = False
                     await self._prepare(reader, recreate=True)
+                    last_scan = trio.current_time()
+                elif trio.current_time() - last_scan > self.rescan:
+                    # Ids are plain rowids: an observation stored in the id of a deleted
+                    # newest one, within one poll, is below the mark. A full scan finds it.
+                    missing, _ = await reader.async_run(_missing, reader)
+                    known = set(self.pending)
+                    self.pending.extend(i for i in missing if i not in known)
+                    last_scan = trio.current_time()
                 await self._catch_up(reader)
                 self.state = "indexing" if self.pending or self._reindex else "ready"
                 with trio.move_on_after(self.poll):
@@ -267,7 +279,7 @@ class EmbedderActor:
             started = time.perf_counter()
             try:
                 vectors = await trio.to_thread.run_sync(
-                    self.model.embed, [text for _, _, text in rows], abandon_on_cancel=True)
+                    self.model.embed, [row[2] for row in rows], abandon_on_cancel=True)
             except Exception:  # noqa: BLE001 - one bad batch must not stop the rest
                 log.exception("embedding %d observations failed; they are skipped until "
                               "the next reindex", len(batch))
@@ -276,8 +288,9 @@ class EmbedderActor:
                 continue
             elapsed = time.perf_counter() - started
             self.per_second = len(rows) / elapsed if elapsed > 0 else None
-            stored = sorted(((oid, project, _as_bytes(vector))
-                             for (oid, project, _), vector in zip(rows, vectors, strict=True)),
+            stored = sorted(((oid, project, _as_bytes(vector), digest)
+                             for (oid, project, _, digest), vector
+                             in zip(rows, vectors, strict=True)),
                             key=lambda row: (row[1], row[0]))
             try:
                 await self.storage.ask(lambda reply, s=stored: StoreVectors(
@@ -311,24 +324,30 @@ def _missing(conn: apsw.Connection) -> tuple[list[int], int]:
 
 
 def _newer_than(conn: apsw.Connection, high_water: int) -> tuple[list[int], int]:
+    # Ids are rowids (no AUTOINCREMENT): once the newest observations are deleted, the
+    # next ones reuse their ids, so the mark must come back down to the current maximum.
+    top = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0]
+    high_water = min(high_water, int(top))
     rows = conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY project, id",
                         (high_water,)).fetchall()
     ids = [int(r[0]) for r in rows]
     return ids, max([high_water, *ids])
 
 
-def _texts(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[int, str, str]]:
-    """``(id, project, text to embed)`` for the ids that still exist, in the order given."""
+def _texts(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+    """``(id, project, text to embed, content_hash)`` for the ids that still exist, in the
+    order given."""
     from memlite.embed import observation_text
 
     found = {
         row[0]: (row[0], row[1], observation_text(
             title=row[2], subtitle=row[3], narrative=row[4], facts=decode_list(row[5]),
             concepts=decode_list(row[6]),
-            files=[*decode_list(row[7]), *decode_list(row[8])]))
+            files=[*decode_list(row[7]), *decode_list(row[8])]), row[9])
         for row in conn.execute(
             "SELECT id, project, title, subtitle, narrative, facts, concepts, files_modified,"
-            " files_read FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+            " files_read, content_hash FROM observations "
+            "WHERE id IN (SELECT value FROM json_each(?))",
             ("[" + ",".join(str(int(i)) for i in ids) + "]",))
     }
     return [found[i] for i in ids if i in found]

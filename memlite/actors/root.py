@@ -48,8 +48,8 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from memlite.actors.bus import EventBus
-from memlite.actors.embedder import EmbedderActor
 from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
+from memlite.actors.embedder import EmbedderActor
 from memlite.actors.idle import IdleShutdown
 from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner

@@ -6,7 +6,7 @@ may carry a ``reply``; None means fire-and-forget (errors are logged).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -213,9 +213,11 @@ class EnsureVectorTable:
 
 @attrs.frozen(kw_only=True)
 class StoreVectors:
-    """Store ``(observation_id, project, embedding)`` rows. Answer: ``int`` stored."""
+    """Store ``(observation_id, project, embedding[, content_hash])`` rows (see
+    ``vectors.upsert_vectors``: rows of deleted or replaced observations are dropped).
+    Answer: ``int`` stored."""
 
-    vectors: tuple[tuple[int, str, bytes | Sequence[float]], ...] = attrs.field(converter=tuple)
+    vectors: tuple[tuple[Any, ...], ...] = attrs.field(converter=tuple)
     reply: Reply[Any] | None = _reply
 
 

@@ -105,7 +105,8 @@ def search_observations(
     if not include_superseded:
         where.append("o.superseded_by IS NULL")
     sql = (
-        f"SELECT {columns(Observation, 'o')}, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
+        f"SELECT {columns(Observation, 'o')}, "
+        f"bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
         "FROM observations_fts JOIN observations AS o ON o.id = observations_fts.rowid "
         f"WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
     )

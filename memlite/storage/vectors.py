@@ -109,15 +109,28 @@ def _blob(embedding: Embedding) -> bytes:
 
 
 def upsert_vectors(
-    conn: apsw.Connection, rows: Iterable[tuple[int, str, Embedding]]
+    conn: apsw.Connection,
+    rows: Iterable[tuple[int, str, Embedding] | tuple[int, str, Embedding, str]],
 ) -> int:
-    """Store ``(observation_id, project, embedding)`` rows, replacing existing vectors.
+    """Store ``(observation_id, project, embedding[, content_hash])`` rows, replacing
+    existing vectors. Returns the number stored.
+
+    A row is stored only if its observation still exists and, when ``content_hash`` is
+    given, is still the observation that was embedded: the embedder works off the write
+    path, so an observation can be deleted while its batch is embedded, and its id (a
+    plain rowid) can be reused by the next one; neither may end up with that vector.
 
     Insert rows grouped by project where possible: vec0 writes one partition at a time
-    and interleaved partitions are ~10x slower (STACK.md §3). Returns the number stored.
+    and interleaved partitions are ~10x slower (STACK.md §3).
     """
     count = 0
-    for observation_id, project, embedding in rows:
+    for row in rows:
+        observation_id, project, embedding = row[0], row[1], row[2]
+        expected = row[3] if len(row) > 3 else None
+        current = conn.execute("SELECT content_hash FROM observations WHERE id = ?",
+                               (observation_id,)).fetchall()
+        if not current or (expected is not None and current[0][0] != expected):
+            continue
         # vec0 has no UPSERT; delete-then-insert inside the caller's transaction.
         conn.execute(
             f"DELETE FROM {VECTOR_TABLE} WHERE observation_id = ?", (observation_id,)

@@ -74,7 +74,7 @@ async def wait_until(check, what: str):
     """Poll the async ``check`` until it is truthy; fail after ``WAIT`` seconds."""
     try:
         with trio.fail_after(WAIT):
-            while not (found := await check()):
+            while not (found := await check()):  # noqa: ASYNC110 - polls the database
                 await trio.sleep(0.02)
     except trio.TooSlowError:
         raise AssertionError(f"still waiting for {what}") from None
@@ -331,3 +331,50 @@ async def test_status_fields(data_dir):
 async def _embedded_at_least(embedder, n):
     found = await status(embedder)
     return found if found.embedded >= n and found.state == "ready" else None
+
+
+async def test_a_reused_id_after_deleting_the_newest_observation_gets_a_vector(data_dir):
+    """Observation ids are rowids (no AUTOINCREMENT): deleting the newest one and storing
+    another reuses its id, which is not above the ids the embedder already saw."""
+    from memlite.actors.storage import DeleteObservation
+
+    async with running(data_dir, wordllama) as (storage, embedder, reader):
+        first, newest = await store(storage, "first"), await store(storage, "newest")
+        await vectors_for(reader, [first, newest])
+        await storage.ask(lambda r: DeleteObservation(observation_id=newest, actor="test",
+                                                      reply=r), timeout=5)
+        await trio.sleep(3 * POLL)  # the embedder polls in between
+        again = await store(storage, "stored after the delete")
+        assert again == newest  # the id was reused
+        vectors = await vectors_for(reader, [first, again])
+        _, _, expected = await db_state(reader)
+        assert set(vectors) == {first, again} == set(expected)
+
+
+class Gated(StandIn):
+    """Blocks inside ``embed`` (for texts containing "slow") until ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.go = threading.Event(), threading.Event()
+
+    def embed(self, texts):
+        if any("slow" in t for t in texts):
+            self.entered.set()
+            self.go.wait(5)
+        return super().embed(texts)
+
+
+async def test_an_observation_deleted_while_being_embedded_leaves_no_vector(data_dir):
+    from memlite.actors.storage import DeleteObservation
+
+    model = Gated()
+    async with running(data_dir, lambda: model) as (storage, embedder, reader):
+        oid = await store(storage, "slow one")
+        await trio.to_thread.run_sync(model.entered.wait, 5)
+        await storage.ask(lambda r: DeleteObservation(observation_id=oid, actor="test",
+                                                      reply=r), timeout=5)
+        model.go.set()
+        await ready(embedder)
+        _, _, vectors = await db_state(reader)
+    assert oid not in vectors

@@ -138,8 +138,12 @@ def test_semantic_finds_a_paraphrase_that_full_text_misses(db, model, indexed):
     top = outcome.hits[0]
     assert top.vector_rank == 1 and top.fts_rank is None
     assert top.score == pytest.approx(1.0 - top.distance)
+    # Hybrid: full text only matched some words ("times"), a partial list; the vector
+    # hit stays near the top, and first once that partial list is discounted.
     hybrid = run(db, model, PARAPHRASE, "hybrid")
-    assert hybrid.mode_used == "hybrid" and keys(hybrid, indexed)[0] == "double_billing"
+    assert hybrid.mode_used == "hybrid" and "double_billing" in keys(hybrid, indexed)[:2]
+    discounted = run(db, model, PARAPHRASE, "hybrid", fusion=Fusion(partial_fts_weight=0.3))
+    assert keys(discounted, indexed)[0] == "double_billing"
 
 
 def test_semantic_ranks_by_meaning(db, model, indexed):
@@ -156,9 +160,12 @@ def test_hybrid_puts_a_document_both_lists_found_first(db, model, indexed):
     top = outcome.hits[0]
     assert top.fts_rank is not None and top.vector_rank is not None
     assert keys(outcome, indexed)[0] in {"double_billing", "docs_billing"}
-    # Its score is the weighted RRF of its two ranks, and it beats any one-list hit.
+    # Without the recency list its score is the RRF of its two ranks.
+    plain = run(db, model, "billing", "hybrid", fusion=Fusion(recency_weight=0.0))
+    first = plain.hits[0]
     k = Fusion().k
-    assert top.score == pytest.approx(1 / (k + top.fts_rank) + 1 / (k + top.vector_rank))
+    assert first.fts_rank and first.vector_rank
+    assert first.score == pytest.approx(1 / (k + first.fts_rank) + 1 / (k + first.vector_rank))
     for hit in outcome.hits:
         if hit.fts_rank is None or hit.vector_rank is None:
             assert hit.score < top.score
@@ -245,13 +252,22 @@ def test_narrowed_semantic_search_both_paths(db, model, indexed, monkeypatch, sc
     assert set(keys(outcome, indexed)) <= {"jwt", "sphinx"}
 
 
-def test_id_list_knn_finds_an_allowed_far_neighbour(db, model, indexed, monkeypatch):
-    """The id-list path ranks only allowed ids, so a row far from the query but allowed is
-    still found even if many closer rows are filtered out (depth 1)."""
-    filters = Filters(session_id="s-docs", types=("decision",))
+@pytest.mark.parametrize("scan_limit", [0, 50_000], ids=["over-fetch", "id-list"])
+def test_a_filtered_knn_finds_the_allowed_row_behind_closer_ones(db, model, corpus,
+                                                                 monkeypatch, scan_limit):
+    """The nearest rows are all ruled out; with depth 1 the allowed one must still come
+    back (the id-list KNN ranks only allowed ids; the over-fetch takes 8x depth)."""
+    from memlite.storage import search as engine
+
+    monkeypatch.setattr(engine, "FILTERED_SCAN_LIMIT", scan_limit)
+    store_vectors(db, model, "some-ollama-model")  # no relevance floor
+    filters = Filters(types=("feature",), session_id="s-docs")  # only dark_theme
+    unfiltered = run(db, model, "Build the documentation with Sphinx", "semantic")
+    assert keys(unfiltered, corpus)[0] == "sphinx"
+    assert keys(unfiltered, corpus).index("dark_theme") > 0
     outcome = run(db, model, "Build the documentation with Sphinx", "semantic",
                   filters=filters, fusion=Fusion(depth=1), limit=1)
-    assert keys(outcome, indexed) == ["sphinx"]
+    assert keys(outcome, corpus) == ["dark_theme"]
 
 
 # --- fallbacks to full text ---------------------------------------------------------------
@@ -362,13 +378,21 @@ def test_limit_caps_the_hits(db, model, indexed):
 # --- fuse -----------------------------------------------------------------------------------
 
 
+PLAIN = Fusion(k=60.0, recency_weight=0.0)
+
+
 def test_fuse_sums_reciprocal_ranks():
-    fused = dict(fuse([1, 2, 3], [3, 4]))
+    fused = dict(fuse([1, 2, 3], [3, 4], fusion=PLAIN))
     k = 60.0
     assert fused[1] == pytest.approx(1 / (k + 1))
     assert fused[3] == pytest.approx(1 / (k + 3) + 1 / (k + 1))
     assert fused[4] == pytest.approx(1 / (k + 2))
-    assert [oid for oid, _ in fuse([1, 2, 3], [3, 4])] == [3, 1, 2, 4]
+    assert [oid for oid, _ in fuse([1, 2, 3], [3, 4], fusion=PLAIN)] == [3, 1, 2, 4]
+
+
+def test_fuse_uses_the_default_k():
+    k = Fusion().k
+    assert dict(fuse([1], []))[1] == pytest.approx(Fusion().fts_weight / (k + 1))
 
 
 def test_fuse_a_document_in_both_lists_beats_the_top_of_one():
@@ -376,16 +400,16 @@ def test_fuse_a_document_in_both_lists_beats_the_top_of_one():
 
 
 def test_fuse_weights():
-    only_vectors = fuse([1], [2], fusion=Fusion(fts_weight=0.0))
+    only_vectors = fuse([1], [2], fusion=Fusion(k=60.0, fts_weight=0.0, recency_weight=0.0))
     assert only_vectors[0] == (2, pytest.approx(1 / 61))
     assert dict(only_vectors)[1] == 0.0
-    heavy_fts = fuse([1], [2], fusion=Fusion(fts_weight=2.0, vector_weight=1.0))
+    heavy_fts = fuse([1], [2], fusion=Fusion(k=60.0, fts_weight=2.0, vector_weight=1.0))
     assert [oid for oid, _ in heavy_fts] == [1, 2]
     assert heavy_fts[0][1] == pytest.approx(2 / 61)
 
 
 def test_fuse_partial_fts_weight_applies_only_to_an_incomplete_list():
-    fusion = Fusion(partial_fts_weight=0.3)
+    fusion = Fusion(k=60.0, partial_fts_weight=0.3, recency_weight=0.0)
     complete = fuse([1], [2], fusion=fusion, fts_complete=True)
     partial = fuse([1], [2], fusion=fusion, fts_complete=False)
     assert [oid for oid, _ in complete] == [1, 2]  # tie at 1/61 each: lower id first
@@ -399,11 +423,39 @@ def test_fuse_depth_cuts_each_list():
 
 
 def test_fuse_ties_go_to_the_lower_id():
-    assert [oid for oid, _ in fuse([9, 7], [7, 9])] == [7, 9]
-    assert [oid for oid, _ in fuse([5], [3])] == [3, 5]
+    assert [oid for oid, _ in fuse([9, 7], [7, 9], fusion=PLAIN)] == [7, 9]
+    assert [oid for oid, _ in fuse([5], [3], fusion=PLAIN)] == [3, 5]
     assert fuse([], []) == []
 
 
+def test_fuse_recency_breaks_a_tie_for_the_newer_and_adds_no_new_ids():
+    fusion = Fusion(k=60.0, recency_weight=0.1)
+    fused = fuse([5], [3], fusion=fusion, newest_first=[5, 3, 99])
+    assert [oid for oid, _ in fused] == [5, 3]  # 99 was in neither list
+    assert dict(fused)[5] == pytest.approx(1 / 61 + 0.1 / 61)
+    assert dict(fused)[3] == pytest.approx(1 / 61 + 0.1 / 62)
+    # Light: it never lifts a one-list hit over a two-list hit.
+    assert fuse([1, 2], [2, 1], fusion=fusion, newest_first=[2, 1])[0][0] == 2
+    assert fuse([1, 7], [1, 8], fusion=fusion, newest_first=[8, 7, 1])[0][0] == 1
+    off = fuse([5], [3], fusion=PLAIN, newest_first=[5, 3])
+    assert [oid for oid, _ in off] == [3, 5]
+
+
 def test_fuse_k_flattens_or_sharpens_ranks():
-    sharp = dict(fuse([1, 2], [], fusion=Fusion(k=0.0)))
+    sharp = dict(fuse([1, 2], [], fusion=Fusion(k=0.0, recency_weight=0.0)))
     assert sharp[1] == pytest.approx(1.0) and sharp[2] == pytest.approx(0.5)
+
+
+def test_hybrid_prefers_the_newer_of_two_equal_matches(db, model):
+    older = storage.insert_observation(db, storage.NewObservation(
+        session_id="s", project="/p", type="decision", title="Cache size limit is 100 MB",
+        at_ms=1_000)).id
+    newer = storage.insert_observation(db, storage.NewObservation(
+        session_id="s2", project="/p", type="decision", title="Cache size limit is 100 MB",
+        at_ms=2_000)).id
+    store_vectors(db, model)
+    outcome = run(db, model, "cache size limit", "hybrid")
+    assert [h.observation.id for h in outcome.hits] == [newer, older]
+    plain = run(db, model, "cache size limit", "hybrid", fusion=Fusion(recency_weight=0.0))
+    assert [h.observation.id for h in plain.hits] == [older, newer]  # a tie: lower id
+    assert plain.hits[0].score == pytest.approx(plain.hits[1].score)
