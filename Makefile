@@ -29,6 +29,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_http.py --write
 	$(BIN)/python bench/bench_hooks.py --write
 	$(BIN)/python bench/bench_mcp.py --write
+	$(BIN)/python bench/bench_search.py --write
+	$(BIN)/python -m bench.eval.run --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info
