@@ -60,6 +60,7 @@ __all__ = [
     "KNOWN_EVENTS",
     "MAX_SESSION_ID",
     "ingest_hook_event",
+    "publish",
 ]
 
 log = logging.getLogger(__name__)
@@ -247,7 +248,7 @@ async def ingest_hook_event(
     if not result.skipped:
         await _notify(services, Deliver(session_id=session_id, event_id=stored.event_id,
                                         event_name=name, tool_name=tool_name))
-        _publish(services, {"type": "event", "sessionId": session_id,
+        publish(services, {"type": "event", "sessionId": session_id,
                             "eventId": stored.event_id, "eventName": name,
                             "toolName": tool_name,
                             "at": at_ms if at_ms is not None else int(time.time() * 1000)})
@@ -270,7 +271,8 @@ async def _notify(services: Services, message: Deliver | EndSession) -> None:
                     message.session_id, type(message).__name__, NOTIFY_TIMEOUT)
 
 
-def _publish(services: Services, event: dict[str, Any]) -> None:
+def publish(services: Services, event: dict[str, Any]) -> None:
+    """Tell live subscribers (SSE) about ``event``; best effort, never raises."""
     try:
         services.bus.send_nowait(Publish(event=event))
     except ActorError as exc:  # full or restarting: live views are best-effort

@@ -29,6 +29,7 @@ On ``Stop`` the actor asks its backend for the summary (the rules one if the AI 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ from memlite.observer.backend import (
 )
 from memlite.observer.governor import Governor
 from memlite.storage import observing, reads
-from memlite.storage.records import Event, NewObservation
+from memlite.storage.records import Event, NewObservation, NewSummary
 
 __all__ = ["ObserverHub", "ObservingSession"]
 
@@ -77,6 +78,8 @@ class ObserverHub:
         ask_timeout: seconds a storage ask may take.
         idle_seconds: an unused AI conversation is closed after this (OBSERVER_IDLE_MINUTES).
         failing: session id -> (failures in a row, last error), for ``/api/health``.
+        publish: tells live subscribers (the bus: the dashboard's feed) what was stored:
+            ``{"type": "observation"|"summary", "id", "sessionId", "project", "at"}``.
     """
 
     storage: ActorRef
@@ -88,6 +91,7 @@ class ObserverHub:
     ask_timeout: float = 30.0
     idle_seconds: float = 300.0
     failing: dict[str, tuple[int, str]] = attrs.field(factory=dict)
+    publish: Callable[[dict[str, Any]], None] | None = None
 
     def factory(self, session_id: str) -> ObservingSession:
         """The ``SessionSupervisor`` factory."""
@@ -110,6 +114,27 @@ class ObserverHub:
 
     async def ask(self, make: Callable[[Any], Any]) -> Any:
         return await self.storage.ask(make, timeout=self.ask_timeout)
+
+    async def store_observations(self, found: Sequence[NewObservation], *,
+                                 mark_done: bool = True) -> None:
+        results = await self.ask(lambda reply: StoreObservations(
+            observations=found, mark_done=mark_done, reply=reply))
+        for obs, result in zip(found, results or (), strict=False):
+            if result.created:
+                self._announce("observation", result.id, obs.session_id, obs.project)
+
+    async def store_summary(self, summary: NewSummary) -> None:
+        summary_id = await self.ask(lambda reply: StoreSummary(summary=summary, reply=reply))
+        self._announce("summary", summary_id, summary.session_id, summary.project)
+
+    def _announce(self, kind: str, row_id: Any, session_id: str, project: str) -> None:
+        if self.publish is None or not isinstance(row_id, int):
+            return
+        try:
+            self.publish({"type": kind, "id": row_id, "sessionId": session_id,
+                          "project": project, "at": int(time.time() * 1000)})
+        except Exception:  # noqa: BLE001 - live updates are best effort, never a failure
+            log.debug("could not publish a %s", kind, exc_info=True)
 
 
 class ObservingSession(SessionActor):
@@ -266,15 +291,14 @@ class ObservingSession(SessionActor):
             old = await self.hub.read(observing.observed_by, [event.id], "rules")
             if old:
                 found = [attrs.evolve(o, supersedes=(*o.supersedes, *old)) for o in found]
-        await self.hub.ask(lambda reply: StoreObservations(observations=found, reply=reply))
+        await self.hub.store_observations(found)
 
     async def _provisional(self, events: Sequence[Event], project: str) -> None:
         """Rules observations for context while the AI is paused; events stay pending."""
         for event in events:
             found = await self.rules.observe([event], project=project)
             if found:
-                await self.hub.ask(lambda reply, f=found: StoreObservations(
-                    observations=f, mark_done=False, reply=reply))
+                await self.hub.store_observations(found, mark_done=False)
 
     async def _failed(self, exc: Exception) -> None:
         self.failures += 1
@@ -332,7 +356,7 @@ class ObservingSession(SessionActor):
             summary = await self.rules.summarize(events, prompts, project=project,
                                                  session_id=self.session_id)
         if summary is not None:
-            await self.hub.ask(lambda reply: StoreSummary(summary=summary, reply=reply))
+            await self.hub.store_summary(summary)
 
 
 def _processing_ids(conn: Any, session_id: str) -> list[int]:

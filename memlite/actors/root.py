@@ -60,6 +60,7 @@ from memlite.config import Settings
 from memlite.drain import drain_spool
 from memlite.errors import RestartIntensityExceeded
 from memlite.http import create_app, load_or_create_token
+from memlite.ingest import publish
 from memlite.lifecycle import HOST, worker_version
 from memlite.observer.backend import choose_backend, claude_factory
 from memlite.observer.governor import Governor
@@ -135,7 +136,8 @@ class WorkerTree:
         self.services.observer = ObserverHub(
             storage=self.services.storage, read=self._read, governor=governor,
             make_ai=claude_factory(settings, governor) if backend == "claude" else None,
-            idle_seconds=settings["OBSERVER_IDLE_MINUTES"] * 60)
+            idle_seconds=settings["OBSERVER_IDLE_MINUTES"] * 60,
+            publish=partial(publish, self.services))
 
     async def _read(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         async with self.readers.borrow() as conn:

@@ -24,6 +24,7 @@ from memlite.observer.backend import QuotaPaused
 from memlite.observer.governor import Governor
 from memlite.storage import reads
 from tests.actors.observer_helpers import (
+    PROJECT,
     ScriptedAI,
     add_events,
     db_rows,
@@ -53,6 +54,23 @@ async def test_rules_backend_end_to_end_event_in_observation_out(data_dir):
     assert observations(data_dir) == [("rules", f"[{i}]", None) for i in ids]
     links = db_rows(data_dir, "SELECT event_id, kind FROM observation_sources ORDER BY 1")
     assert links == [(i, "rules") for i in ids]
+
+
+async def test_stored_observations_and_summaries_are_announced_once(data_dir):
+    """The dashboard's live feed hears of each new row, and of a replayed one not again."""
+    heard: list[dict] = []
+    async with observing(data_dir, publish=heard.append) as hub:
+        await add_events(hub, 2)
+        session = hub.factory("s1")
+        await session.handle(doorbell())
+        await session.handle(doorbell())  # nothing new: nothing announced
+        await session.summarize()
+    stored = [r[0] for r in db_rows(data_dir, "SELECT id FROM observations ORDER BY id")]
+    summaries = [r[0] for r in db_rows(data_dir, "SELECT id FROM summaries")]
+    assert [(e["type"], e["id"]) for e in heard] == [
+        *(("observation", i) for i in stored), *(("summary", i) for i in summaries)]
+    assert len(summaries) == 1
+    assert {(e["sessionId"], e["project"]) for e in heard} == {("s1", PROJECT)}
 
 
 async def test_ai_observations_supersede_provisional_rules_ones(data_dir):
