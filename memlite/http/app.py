@@ -11,7 +11,8 @@
 * Limits: a request body over ``MAX_BODY_BYTES`` (8 MiB) is refused 413 before it is
   parsed; hook payloads are a few KB, and the biggest legitimate one (a tool result
   the hook already cut) stays far below. A body must arrive within ``BODY_TIMEOUT``.
-* No static folder and no route that reads a caller-chosen path or runs a program.
+* ``dashboard``: the dashboard's pages and its static files (by exact name from a fixed
+  folder; no route reads a caller-chosen path or runs a program).
 * Every response gets ``nosniff``, ``no-referrer``, ``DENY`` framing, a ``default-src
   'none'`` CSP and ``no-store`` unless the route set its own.
 * The last ``send`` of each response runs shielded (``_shield_response_end``): measured,
@@ -33,7 +34,7 @@ import trio
 from quart import Response
 from quart_trio import QuartTrio
 
-from memlite.http import api, auth, errors, read_api, stream
+from memlite.http import api, auth, dashboard, errors, read_api, stream
 from memlite.http.state import EXTENSION, HttpState
 from memlite.services import Services
 from memlite.storage.pool import ReaderPool
@@ -107,7 +108,8 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
     app.before_request(auth.guard)
     app.after_request(_security_headers)
     errors.register(app)
-    for blueprint in (auth.blueprint, api.blueprint, read_api.blueprint, stream.blueprint):
+    for blueprint in (auth.blueprint, api.blueprint, read_api.blueprint, stream.blueprint,
+                      dashboard.blueprint):
         app.register_blueprint(blueprint)
     if state.owns_readers:
         app.after_serving(state.readers.close)

@@ -11,10 +11,11 @@ The rules, checked in this order on EVERY request (matched route or not):
    included), or a ``Sec-Fetch-Site`` other than ``same-origin`` / ``none``: browsers
    send these on every cross-origin write, so a web page cannot post to the worker even
    through the dashboard cookie. Hooks, the CLI and the MCP server send neither.
-3. Unless the endpoint is in ``PUBLIC_ENDPOINTS`` (health, the login page, the static
-   index page), the request needs ``Authorization: Bearer <token>`` or the dashboard
-   cookie; else **401** with ``WWW-Authenticate: Bearer``. Unknown paths are not public:
-   they answer 401 before 404, so nobody learns the route table without the token.
+3. Unless the endpoint is in ``PUBLIC_ENDPOINTS`` (health, the login page, the
+   dashboard's sign-in page and its static files, which hold no data), the request needs
+   ``Authorization: Bearer <token>`` or the dashboard cookie; else **401** with
+   ``WWW-Authenticate: Bearer``. Unknown paths are not public: they answer 401 before
+   404, so nobody learns the route table without the token.
    ``POST /api/auth/login-link`` takes the bearer token only (a cookie gets 403).
 
 A new route is therefore protected without anyone remembering to protect it; making a
@@ -26,8 +27,6 @@ cookie and redirects to ``/``; a used, expired or missing code gets a 403 page.
 """
 
 from __future__ import annotations
-
-import html
 
 from quart import Blueprint, Response, g, jsonify, redirect, request
 
@@ -44,7 +43,8 @@ __all__ = ["PUBLIC_ENDPOINTS", "WRITE_METHODS", "blueprint", "guard", "load_or_c
 
 blueprint = Blueprint("auth", __name__)
 
-PUBLIC_ENDPOINTS = frozenset({"api.health", "auth.login", "auth.index"})
+PUBLIC_ENDPOINTS = frozenset({"api.health", "auth.login", "dashboard.index",
+                              "dashboard.static"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _SAFE_FETCH_SITES = frozenset({"same-origin", "none"})
 
@@ -148,13 +148,3 @@ async def login() -> Response:
     response.set_cookie(cookie_name(server_port()), cookie_value(state.services.token),
                         httponly=True, samesite="Strict", path="/")
     return response
-
-
-@blueprint.get("/")
-async def index() -> Response:
-    """A placeholder page; it holds no data and never the token."""
-    version = html.escape(current_state().services.version)
-    signed_in = "You are signed in." if g.memlite_auth else (
-        "Run <code>memlite dashboard</code> to sign in.")
-    return _page(200, f"memlite worker {version} is running. The dashboard arrives in a "
-                      f"later issue. {signed_in}")

@@ -75,7 +75,8 @@ def test_route_list_is_not_empty_and_has_the_issue_routes():
 
 
 def test_public_endpoints_are_exactly():
-    assert PUBLIC_ENDPOINTS == {"api.health", "auth.login", "auth.index"}
+    assert PUBLIC_ENDPOINTS == {"api.health", "auth.login", "dashboard.index",
+                                "dashboard.static"}
     assert PUBLIC_ENDPOINTS <= {endpoint for _, _, endpoint in ROUTES}
 
 
