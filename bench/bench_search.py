@@ -420,11 +420,14 @@ def report(args, r: dict) -> str:
     sizes = ",".join(str(s) for s in args.sizes)
     lines = [
         SECTION, "",
-        f"Measured {today} by `python bench/bench_search.py --sizes {sizes}`.",
+        f"Measured {today} by `python bench/bench_search.py --sizes {sizes}"
+        f"{' --random-1m' if args.random_1m else ''}{' --skip-extra' if args.skip_extra else ''}"
+        f"{f' --rounds {args.rounds}' if args.rounds != 3 else ''}`.",
         "",
-        f"- Machine: `{machine_line()}`; databases cached under `{CACHE}/` (tmpfs or not: "
-        "same disk as /tmp). Load average at the start of the run: "
-        f"{r['load_start']}, at the end: {r['load_end']} (other jobs share the machine).",
+        f"- Machine: `{machine_line()}`; databases cached under `{CACHE}/` (on the VM's "
+        "disk, not tmpfs; read from the page cache once warm). Load average at the start "
+        f"of the run: {r['load_start']}, at the end: {r['load_end']} (other jobs share the "
+        "machine).",
         f"- Python {platform.python_version()}, SQLite {apsw.sqlite_lib_version()} "
         f"(APSW {apsw.apsw_version()}), sqlite-vec {r['vec_version']}.",
         "- Reader: a synchronous query-only connection (`storage.connect(dir, writer=False)`, "
@@ -437,7 +440,11 @@ def report(args, r: dict) -> str:
         "narrative 44, 2 facts of 10, 2 concepts, 1-2 files modified and 0-3 read out of 300 "
         "per project; sessions of 50 observations, each in a random one of 20 projects "
         "(uniform: ~5% each), in time order. Vectors: wordllama (256-d) embeddings of each "
-        "observation's `observation_text` unless said otherwise, inserted grouped by project.",
+        "observation's `observation_text`, inserted grouped by project; `random-N` means random "
+        "N-d unit vectors and random query vectors (the KNN cost without the embedding cost; "
+        "the engine knows no relevance floor for that model name, so it keeps every "
+        "neighbour). `100k-1p` holds the same 100k observations in ONE project: "
+        "partitioning by project helps only across projects.",
         f"- Queries: {len(r['queries'])}, half short (1-2 keywords of mid or rare frequency), "
         "half long natural-language questions (e.g. "
         f"\"{r['queries'][-1][1]}\"); each mode runs them {args.rounds} times after a warm-up "
@@ -446,16 +453,17 @@ def report(args, r: dict) -> str:
         "",
         "### Search latency",
         "",
-        "| observations | vectors | filter | mode | p50 | p95 | short p50 | long p50 | long p95 "
-        "| total p50 with MiniLM query embedding |",
-        "|---:|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| database | observations | projects | vectors | filter | mode | p50 | p95 | short p50 "
+        "| long p50 | long p95 | total p50 with MiniLM query embedding |",
+        "|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in r["search"]:
         for mode, v in row["modes"].items():
             total = ms(v["p50"] + minilm) if minilm and mode != "fts" else "—"
             p50 = f"**{ms(v['p50'])}**" if mode != "semantic" else ms(v["p50"])
             lines.append(
-                f"| {row['count']:,} | {row['vectors']} | {row['filter']} | {mode} | {p50} | "
+                f"| `{row['name']}` | {row['count']:,} | {row['projects']} | {row['vectors']} | "
+                f"{row['filter']} | {mode} | {p50} | "
                 f"{ms(v['p95'])} | {ms(v['short_p50'])} | {ms(v['long_p50'])} | "
                 f"{ms(v['long_p95'])} | {total} |")
     lines += [
@@ -465,8 +473,9 @@ def report(args, r: dict) -> str:
         "### Databases",
         "",
         "| database | observations | projects | vectors | size | observations insert | "
-        "embedding | vector insert | build total |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|",
+        "embedding | vector insert | build total | vec0 `SELECT 1 … LIMIT 1` "
+        "| `observation_vectors_rowids` `SELECT 1 … LIMIT 1` |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, info in r["builds"].items():
         lines.append(
@@ -474,12 +483,18 @@ def report(args, r: dict) -> str:
             f"{mb(info['db_bytes'])} | {info['observations_s']:.1f} s "
             f"({info['count'] / info['observations_s']:,.0f}/s) | {info['embed_s']:.1f} s | "
             f"{info['vector_insert_s']:.1f} s "
-            f"({info['count'] / info['vector_insert_s']:,.0f}/s) | {info['build_s']:.0f} s |")
+            f"({info['count'] / info['vector_insert_s']:,.0f}/s) | {info['build_s']:.0f} s | "
+            f"{ms(info['check_p50'])} | {ms(info['shadow_p50'])} |")
     lines += [
         "",
+        "Build figures are from when each database was built (see the notes: a cached "
+        "database keeps the figures of its build run). "
         "Observations are inserted with `insert_observation` (FTS triggers included) in "
         f"transactions of {CHUNK * 4:,}; vectors with `upsert_vectors` (delete then insert) "
-        f"in transactions of {CHUNK:,}, one project after another.",
+        f"in transactions of {CHUNK:,}, one project after another. The last two columns "
+        "are the check every semantic and hybrid search makes that vectors exist "
+        "(`_vectors_usable` in `memlite/storage/search.py`): on the vec0 table itself it "
+        "scans every vector, on vec0's rowid shadow table it reads one row.",
         "",
         "### Embedding",
         "",
@@ -541,12 +556,18 @@ def main(args) -> None:
                                     0.5)
             r["vec_version"] = conn.execute("SELECT vec_version()").fetchall()[0][0]
         qvecs = query_vectors(qs, vectors, wordllama)
+        # Every semantic/hybrid search first checks that vectors exist (``_vectors_usable``).
+        check = "SELECT 1 FROM observation_vectors LIMIT 1"
+        shadow = "SELECT 1 FROM observation_vectors_rowids LIMIT 1"
+        info["check_p50"] = percentile(timed(lambda: conn.execute(check).fetchall(), 7), 0.5)
+        info["shadow_p50"] = percentile(timed(lambda: conn.execute(shadow).fetchall(), 50), 0.5)
         for which in filters:
             log(f"searching {name}, filter: {which}")
             got = measure_search(conn, qs, qvecs, projects if which == "project" else None,
                                  modes=modes, rounds=args.rounds)
             label = "one project" if which == "project" else "**none**"
             r["search"].append({"count": count, "vectors": vectors, "filter": label,
+                                "projects": len(projects),
                                 "modes": got, "name": name})
             for mode, v in got.items():
                 log(f"  {mode}: p50 {ms(v['p50'])} p95 {ms(v['p95'])} "

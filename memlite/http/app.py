@@ -12,7 +12,8 @@
   parsed; hook payloads are a few KB, and the biggest legitimate one (a tool result
   the hook already cut) stays far below. A body must arrive within ``BODY_TIMEOUT``.
 * ``dashboard``: the dashboard's pages and its static files (by exact name from a fixed
-  folder; no route reads a caller-chosen path or runs a program).
+  folder; no route reads a caller-chosen path or runs a program). ``dashboard_api``: the
+  JSON its views read (stats, projects, feed, sessions; cursor-paged).
 * Every response gets ``nosniff``, ``no-referrer``, ``DENY`` framing, a ``default-src
   'none'`` CSP and ``no-store`` unless the route set its own.
 * The last ``send`` of each response runs shielded (``_shield_response_end``): measured,
@@ -34,7 +35,8 @@ import trio
 from quart import Response
 from quart_trio import QuartTrio
 
-from memlite.http import api, auth, dashboard, errors, read_api, stream
+from memlite.http import api, auth, dashboard, dashboard_api, errors, read_api, stream
+from memlite.http import cleanup_api
 from memlite.http.state import EXTENSION, HttpState
 from memlite.services import Services
 from memlite.storage.pool import ReaderPool
@@ -109,7 +111,7 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
     app.after_request(_security_headers)
     errors.register(app)
     for blueprint in (auth.blueprint, api.blueprint, read_api.blueprint, stream.blueprint,
-                      dashboard.blueprint):
+                      dashboard.blueprint, dashboard_api.blueprint, cleanup_api.blueprint):
         app.register_blueprint(blueprint)
     if state.owns_readers:
         app.after_serving(state.readers.close)

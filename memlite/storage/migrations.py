@@ -160,3 +160,9 @@ def m001_init(conn: apsw.Connection) -> None:
 def m002_observer(conn: apsw.Connection) -> None:
     """Observation sources (one store per event and backend kind), pruning, health."""
     conn.execute(schema.M002_OBSERVER)
+
+
+@migration
+def m003_search(conn: apsw.Connection) -> None:
+    """An index for searches within one project (``memlite.storage.search``)."""
+    conn.execute(schema.M003_SEARCH)

@@ -186,9 +186,13 @@ class _Listed:
 
 def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int) -> _Listed:
     clauses, params = filters.where("o")
+    # Within one project, the (project, superseded_by) index tells which matches count
+    # without reading each row; SQLite does not always pick it by itself (1M rows).
+    hint = " INDEXED BY observations_project_live" if filters.project is not None else ""
     sql = (
         f"SELECT o.id, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
-        "FROM observations_fts JOIN observations AS o ON o.id = observations_fts.rowid "
+        f"FROM observations_fts JOIN observations AS o{hint} "
+        "ON o.id = observations_fts.rowid "
         f"WHERE {' AND '.join(['observations_fts MATCH ?', *clauses])} "
         "ORDER BY score LIMIT ?"
     )
@@ -272,7 +276,9 @@ def _vectors_usable(conn: apsw.Connection, vector: bytes | None) -> tuple[str | 
     if len(vector) != dim * 4:
         return (f"the query embedding has {len(vector) // 4} dimensions but the stored "
                 f"vectors ({model}) have {dim}; a reindex is pending"), ""
-    if not conn.execute(f"SELECT 1 FROM {VECTOR_TABLE} LIMIT 1").fetchall():
+    # sqlite-vec reads every vector to answer "SELECT 1 FROM <vec0> LIMIT 1" (14 ms at
+    # 100k); its rowid shadow table answers the same question in microseconds.
+    if not conn.execute(f"SELECT 1 FROM {VECTOR_TABLE}_rowids LIMIT 1").fetchall():
         return "no vectors are stored yet", ""
     return None, model
 
