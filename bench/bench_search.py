@@ -346,12 +346,12 @@ def profile_hybrid(conn, qs, qvecs, project: str | None, top: int = 14) -> str:
     return out.getvalue()
 
 
-def measure_embedding(qs, words: list[str]) -> dict:
-    """Throughput over 1,000 observation texts (batches of 32) and single-query latency."""
+def measure_embedding(qs, words: list[str], count: int = 1000) -> dict:
+    """Throughput over ``count`` observation texts (batches of 32) and single-query latency."""
     gen = Generator(words, seed=1, projects=PROJECTS[:1])
     texts = [observation_text(o.title, o.subtitle, o.narrative, o.facts, o.concepts,
                               (*o.files_read, *o.files_modified))
-             for o in gen.observations(1000)]
+             for o in gen.observations(count)]
     out = {}
     for choice in ("wordllama", "minilm"):
         try:
@@ -535,6 +535,8 @@ def report(args, r: dict) -> str:
 
 
 def main(args) -> None:
+    global CACHE
+    CACHE = args.cache
     CACHE.mkdir(parents=True, exist_ok=True)
     r: dict = {"load_start": load_average(), "search": [], "builds": {}, "notes": []}
     words = vocabulary()
@@ -542,7 +544,7 @@ def main(args) -> None:
     r["queries"] = qs
     wordllama = load_embedder("wordllama")
     log("embedding throughput")
-    r["embedding"] = measure_embedding(qs, words)
+    r["embedding"] = measure_embedding(qs, words, args.texts)
 
     def run_tier(name, count, projects, vectors, filters: list[str], modes=MODES):
         t0 = time.perf_counter()
@@ -609,6 +611,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         default=[10_000, 100_000], help="comma-separated observation counts")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds over the queries")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached databases")
+    parser.add_argument("--cache", type=Path, default=CACHE,
+                        help=f"where the databases are cached (default {CACHE})")
+    parser.add_argument("--texts", type=int, default=1000,
+                        help="observation texts for the embedding throughput (default 1000)")
     parser.add_argument("--random-1m", action="store_true",
                         help="random 256-d unit vectors at 1M instead of wordllama embeddings")
     parser.add_argument("--skip-extra", action="store_true",

@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import apsw
 import attrs
+
+from memlite.storage.db import db_path
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-output" / "screenshots"
@@ -108,3 +111,12 @@ def forgive_refusals(page: Any, status: int = 400) -> list[str]:
     refused = [e for e in errors if f"the server responded with a status of {status} " in e]
     errors[:] = [e for e in errors if e not in refused]
     return refused
+
+
+def db_rows(worker, sql, params=()):
+    """Read the worker's database directly (read-only, beside the running worker)."""
+    conn = apsw.Connection(str(db_path(worker.data_dir)), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()

@@ -6,22 +6,10 @@ from __future__ import annotations
 import re
 import time
 
-import apsw
-from browser_helpers import SEED, shot
+from browser_helpers import SEED, db_rows, shot
 from playwright.sync_api import expect
 
-from memlite.storage.db import db_path
-
 CARD = "article.card"
-
-
-def db_rows(worker, sql, params=()):
-    """Read the worker's database directly (read-only, beside the running worker)."""
-    conn = apsw.Connection(str(db_path(worker.data_dir)), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def card_keys(page):
@@ -33,10 +21,11 @@ def wait_for_end(page):
     """Scroll until the feed says it has no more pages."""
     sentinel = page.get_by_test_id("feed-sentinel")
     for _ in range(50):
-        if sentinel.text_content() == "End of the feed.":
+        page.wait_for_selector("[data-testid=feed-sentinel]:not([data-state=loading])")
+        if sentinel.get_attribute("data-state") == "end":
+            assert sentinel.text_content() == "End of the feed."
             return
         sentinel.scroll_into_view_if_needed()
-        page.wait_for_timeout(50)
     raise AssertionError(f"the feed never ended: {sentinel.text_content()!r}")
 
 
@@ -108,8 +97,7 @@ def test_a_new_observation_appears_live_without_a_reload(page, worker):
 def test_infinite_scroll_loads_every_page_once_even_with_live_arrivals(page, worker):
     page.set_viewport_size({"width": 1280, "height": 240})
     page.goto(f"{worker.base}/feed?page_size=1")
-    page.wait_for_selector(CARD)
-    page.wait_for_timeout(300)
+    page.wait_for_selector("[data-testid=feed-sentinel][data-state=idle]")
     assert len(card_keys(page)) < 6  # not everything at once: pages follow the scrolling
     worker.api("POST", "/api/events", edit_event("live-s2", 2))
     page.locator(CARD, has_text="live_2.py").wait_for(timeout=3000)
@@ -169,8 +157,7 @@ def test_dismissing_the_confirmation_keeps_the_observation(page, worker):
     card = page.locator(f"{CARD}[data-key='observation:{target}']")
     card.wait_for()
     page.once("dialog", lambda dialog: dialog.dismiss())
-    card.get_by_test_id("delete-observation").click()
-    page.wait_for_timeout(300)
+    card.get_by_test_id("delete-observation").click()  # confirm() answers synchronously
     assert card.count() == 1
     assert worker.api("POST", "/api/observations/batch", {"ids": [target]})[1]["missing"] == []
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from browser_helpers import shot
+from browser_helpers import db_rows, shot
 from playwright.sync_api import expect
-from test_feed import db_rows
 
 ROW = "[data-testid=session-row]"
 

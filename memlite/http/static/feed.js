@@ -7,6 +7,7 @@
 //   page is fetched again and what is new is put on top, highlighted for a moment.
 // * URL parameters: ?project=<path> (the filter, kept in the URL so it can be linked) and
 //   ?page_size=<1..200> (cards per page, default 30; the browser tests use a small one).
+// * The sentinel's data-state says "loading", "idle" (more pages, not yet wanted) or "end".
 "use strict";
 
 (() => {
@@ -44,6 +45,7 @@
       ? "Nothing recorded in this project yet."
       : "Nothing recorded yet. Observations appear here as Claude Code works.";
     sentinel.textContent = done ? (none ? "" : "End of the feed.") : "Loading…";
+    sentinel.dataset.state = done ? "end" : (loading ? "loading" : "idle");
   }
 
   function nearSentinel() {
@@ -54,6 +56,7 @@
   async function loadMore() {
     if (loading || done) return;
     loading = true;
+    sentinel.dataset.state = "loading";
     const mine = generation;
     try {
       const body = await api(query(next ? { before: next } : {}));
@@ -70,6 +73,7 @@
       if (mine !== generation) return;
       done = true;
       sentinel.textContent = "";
+      sentinel.dataset.state = "end";
       memlite.toast(`Could not load the feed: ${error.message}`, "error");
       return;
     } finally {

@@ -1,0 +1,26 @@
+"""The benchmarks run (at a size that fits CI): figures are not checked, the scripts are."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_search_benchmark_runs_small(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "bench/bench_search.py", "--sizes", "2000", "--rounds", "1",
+         "--texts", "64", "--cache", str(tmp_path / "cache")],
+        cwd=REPO, capture_output=True, text=True, timeout=540)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "## Search (issue 6)" in out
+    for mode in ("fts", "semantic", "hybrid"):
+        assert f"| `2k-20p` | 2,000 | 20 | wordllama | one project | {mode} |" in out, out
+    assert "minilm-l6-v2-int8" in out and "wordllama-l2supercat-256" in out
