@@ -13,6 +13,7 @@ from memlite.errors import ConfigError, DataDirError
 
 def test_first_use_creates_private_dir_and_file_with_every_default(data_dir, monkeypatch):
     monkeypatch.delenv("MEMLITE_OBSERVER")  # the suite's rules-only default (conftest)
+    monkeypatch.delenv("MEMLITE_EMBEDDER")  # and its no-model default
     settings = load_settings()
     assert settings.data_dir == data_dir
     assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
@@ -30,6 +31,7 @@ def test_first_use_creates_private_dir_and_file_with_every_default(data_dir, mon
     assert settings.idle_shutdown_minutes == 30
     assert settings.session_idle_minutes == 30
     assert settings.observer_idle_minutes == 5
+    assert settings["EMBEDDER"] == "auto"
     assert set(settings.sources.values()) == {"default"}
 
 
