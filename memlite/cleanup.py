@@ -79,7 +79,7 @@ KEEP, DELETE = "KEEP", "DELETE"
 _TOOLS = ("read", "edit", "multiedit", "write", "bash", "grep", "glob", "ls", "todowrite",
           "webfetch", "websearch", "task", "notebookedit", "wrote", "edited", "used", "ran")
 _TOOL_TITLE = re.compile(
-    r"^(?:(?:%s)\b[:\s]*)?[`'\"]?[\w.~/\\-]*[`'\"]?$" % "|".join(_TOOLS), re.IGNORECASE)
+    r"^(?:(?:" + "|".join(_TOOLS) + r")\b[:\s]*)?[`'\"]?[\w.~/\\-]*[`'\"]?$", re.IGNORECASE)
 _PATHLIKE = re.compile(r"[./\\]")
 _LOW_SIGNAL = re.compile(
     r"^(?:"
@@ -263,6 +263,9 @@ class AIReviewer:
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[AIReviewer]:
         """Hold a governor token and a conversation for the duration of one review."""
+        reason = self.unavailable()
+        if reason:
+            raise ObserverError(reason)
         with trio.move_on_after(self.acquire_timeout) as waited:
             await self.governor.limiter.acquire_on_behalf_of(self)
         if waited.cancelled_caught:

@@ -293,6 +293,61 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(deadline=args.deadline)
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    """Write the memory (or one project's) as JSONL to stdout or ``--output``."""
+    from memlite.config import load_settings
+    from memlite.errors import InputError
+    from memlite.storage import connect, db_path
+    from memlite.transfer import PLURAL, export
+
+    data_dir = load_settings().data_dir
+    if not db_path(data_dir).exists():
+        raise InputError(f"no memory database in {data_dir} yet: nothing to export")
+    conn = connect(data_dir, writer=False)  # a reader: fine beside a running worker
+    try:
+        if args.output is None:
+            counts = export(conn, sys.stdout, project=args.project)
+        else:
+            try:
+                with open(args.output, "w", encoding="utf-8") as out:
+                    counts = export(conn, out, project=args.project)
+            except OSError as exc:
+                raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    finally:
+        conn.close()
+    print("exported " + ", ".join(f"{n} {PLURAL[kind]}" for kind, n in counts.items()),
+          file=sys.stderr)
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    """Read an export back (idempotent); exit 1 when some lines were bad."""
+    from memlite.config import load_settings
+    from memlite.transfer import import_path
+
+    report = import_path(load_settings().data_dir, args.file)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print("\n".join(report.lines()))
+    return 1 if report.bad else 0
+
+
+def _add_transfer_commands(sub: argparse._SubParsersAction) -> None:
+    export = sub.add_parser("export", help="write the memory as JSONL (sessions, prompts, "
+                                           "observations, summaries)")
+    export.add_argument("--project", default=None,
+                        help="only this project (its stored path, the git top level)")
+    export.add_argument("--output", type=Path, default=None,
+                        help="file to write (default: stdout)")
+    export.set_defaults(func=_cmd_export)
+    imp = sub.add_parser("import", help="read a `memlite export` file back (idempotent; "
+                                        "stop the worker first)")
+    imp.add_argument("file", type=Path, help="the JSONL file")
+    imp.add_argument("--json", action="store_true", help="print the counts as JSON")
+    imp.set_defaults(func=_cmd_import)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memlite", description="Memory for Claude Code.")
     parser.add_argument("--version", action="version", version=f"memlite {__version__}")
@@ -312,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugin_commands(sub)
     _add_context_command(sub)
     _add_mcp_command(sub)
+    _add_transfer_commands(sub)
 
     doctor = sub.add_parser("doctor", help="check memlite end to end: worker, observer, "
                                            "an event in and an observation out")

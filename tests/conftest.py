@@ -18,6 +18,7 @@ import time
 import apsw
 import pytest
 import trio.testing
+from leakcheck import descendant_pids
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -45,32 +46,6 @@ def data_dir(tmp_path, monkeypatch):
 def autojump_clock():
     """Virtual time that jumps ahead whenever every task is blocked."""
     return trio.testing.MockClock(autojump_threshold=0)
-
-
-def descendant_pids(root: int) -> set[int]:
-    """Every live process whose parent chain leads to ``root`` (read from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses: split after the last ')'.
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        if fields[0] == b"Z":
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
 
 
 @pytest.fixture(autouse=True)

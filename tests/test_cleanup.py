@@ -50,8 +50,8 @@ def test_each_rule_deletes_what_it_names_and_a_clean_observation_is_kept(conn):
     low = add(conn, "Ran tests", at=8)
     passed = add(conn, "Tests passed: pytest -q", narrative="12 passed", at=9)
     failed = add(conn, "Tests failed: test_refund (pytest)", at=10)
-    with_facts = add(conn, "Ran tests", narrative="one run", facts=("test_refund is flaky under load",), at=11,
-                     session="s2")
+    with_facts = add(conn, "Ran tests", narrative="one run",
+                     facts=("test_refund is flaky under load",), at=11, session="s2")
     other_project = add(conn, "fixed the webhook retry", narrative="idempotency key first.",
                         at=12, project="/home/dev/cli")
     found = verdicts_of(conn)
@@ -172,3 +172,4 @@ async def test_a_spent_budget_means_rules_without_starting_a_cli(conn, data_dir,
                                     governor=governor)
     assert "budget" in [d for name, d in events if name == "notice"][0]["message"]
     assert events[-1][1]["by"] == "rules"
+    assert not log.exists()  # no CLI was started

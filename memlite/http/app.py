@@ -7,7 +7,8 @@
   endpoint is explicitly public. See ``auth.py`` for the rules.
 * Blueprints: ``auth`` (login link, login, index page), ``api`` (health, readiness, debug,
   ingestion, settings, deletes), ``read_api`` (context, search, index, timeline, batch),
-  ``stream`` (SSE). ``errors.register`` makes every error a JSON body.
+  ``stream`` (SSE), ``cleanup_api`` (cleanup review stream and apply).
+  ``errors.register`` makes every error a JSON body.
 * Limits: a request body over ``MAX_BODY_BYTES`` (8 MiB) is refused 413 before it is
   parsed; hook payloads are a few KB, and the biggest legitimate one (a tool result
   the hook already cut) stays far below. A body must arrive within ``BODY_TIMEOUT``.
@@ -35,8 +36,16 @@ import trio
 from quart import Response
 from quart_trio import QuartTrio
 
-from memlite.http import api, auth, dashboard, dashboard_api, errors, read_api, stream
-from memlite.http import cleanup_api
+from memlite.http import (
+    api,
+    auth,
+    cleanup_api,
+    dashboard,
+    dashboard_api,
+    errors,
+    read_api,
+    stream,
+)
 from memlite.http.state import EXTENSION, HttpState
 from memlite.services import Services
 from memlite.storage.pool import ReaderPool

@@ -26,6 +26,7 @@ storage actor (audited, actor ``http:cookie`` or ``http:token``) and answers
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -43,11 +44,13 @@ from memlite.http.stream import format_event
 __all__ = ["MAX_APPLY_IDS", "MODES", "blueprint"]
 
 blueprint = Blueprint("cleanup_api", __name__)
+log = logging.getLogger(__name__)
 
 MODES = ("auto", "ai", "rules")
 MAX_APPLY_IDS = 1000
 MAX_PROJECT_CHARS = 1000
 CONFIG_KEY = "MEMLITE_CLEANUP_AI"
+REVIEW_TURN_SECONDS = 120.0  # one batch of 20 judged in one turn
 
 
 def _review_params(body: dict[str, Any]) -> tuple[str, str, int]:
@@ -92,11 +95,11 @@ def _reviewer(mode: str) -> cleanup.AIReviewer | None:
         if mode == "ai":
             raise InputError(f"AI review is not available: {exc}", status=409) from None
         return None
+    overrides.setdefault("turn_timeout", REVIEW_TURN_SECONDS)
     config = ConversationConfig.from_settings(services.settings, "cleanup",
                                               cleanup.SYSTEM_PROMPT, **overrides)
     reviewer = cleanup.AIReviewer(lambda: open_conversation(config), hub.governor,
-                                  turn_timeout=max(config.turn_timeout, 60.0)
-                                  if "turn_timeout" not in overrides else config.turn_timeout)
+                                  turn_timeout=config.turn_timeout)
     reason = reviewer.unavailable()
     if reason is not None:
         if mode == "ai":
@@ -111,7 +114,7 @@ async def _events(material: cleanup.Review,
         async for name, data in cleanup.review(material, reviewer):
             yield format_event(name, data)
     except Exception as exc:  # the stream has started: report it in the stream
-        current_app.logger.warning("cleanup review failed", exc_info=True)
+        log.warning("cleanup review of %s failed: %r", material.project, exc)
         yield format_event("error", {"message": f"review failed: {type(exc).__name__}: "
                                                 f"{str(exc)[:300]}"})
 

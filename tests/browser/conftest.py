@@ -13,19 +13,26 @@ except in CI (``MEMLITE_REQUIRE_BROWSER=1``, set by ``.ci/run``), where they fai
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_helpers import BASE_MS, CHROMIUM, CHROMIUM_ARGS, DAY_MS, REPO, SEED, Worker, free_port
+from leakcheck import descendant_pids
 
 from memlite import storage
 from memlite.spawn import stop_worker
+
+BROWSER_ROOTS: set[int] = set()
+"""The Playwright driver and Chromium's main process, started once for the session."""
 
 
 @pytest.fixture(scope="session")
@@ -36,12 +43,43 @@ def browser() -> Iterator[Any]:
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
+    before = descendant_pids(os.getpid())
     playwright = sync_playwright().start()
     launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                           args=CHROMIUM_ARGS)
+    BROWSER_ROOTS.update(descendant_pids(os.getpid()) - before)
     yield launched
     launched.close()
     playwright.stop()
+    BROWSER_ROOTS.clear()
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes():
+    """The suite's leak check (tests/conftest.py), minus the session's browser: Chromium
+    starts and ends renderer processes on its own schedule, under its main process.
+    Anything else a browser test leaves behind (a worker's child, say) still fails it."""
+    before = descendant_pids(os.getpid())
+    yield
+    ours: set[int] = set()
+    for root in BROWSER_ROOTS:
+        ours |= {root} | descendant_pids(root)
+
+    def leaked_now() -> set[int]:
+        browser_now = set(ours)
+        for root in BROWSER_ROOTS:
+            browser_now |= descendant_pids(root)
+        return descendant_pids(os.getpid()) - before - browser_now
+
+    deadline = time.monotonic() + 2.0
+    leaked = leaked_now()
+    while leaked and time.monotonic() < deadline:
+        time.sleep(0.05)
+        leaked = leaked_now()
+    for pid in leaked:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not leaked, f"test leaked processes: {sorted(leaked)}"
 
 
 @pytest.fixture

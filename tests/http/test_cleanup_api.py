@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import trio
 from http_helpers import ORIGIN, headers, seed_observation, seed_session
 
 from memlite.actors.observer import ObserverHub
@@ -38,15 +39,28 @@ async def seed(storage):
 
 
 async def review(client, token, body):
-    response = await client.post("/api/cleanup/review", json=body, headers=headers(token))
-    return response, await response.get_data()
+    """POST and read the body as it streams (the test client's ``post`` would buffer at
+    most 10 chunks before anyone reads them, and wait forever)."""
+    chunks = []
+    with trio.fail_after(30):
+        async with client.request("/api/cleanup/review", method="POST",
+                                  headers={**headers(token),
+                                           "Content-Type": "application/json"}) as connection:
+            await connection.send(json.dumps(body).encode())
+            await connection.send_complete()
+            try:
+                while True:
+                    chunks.append(await connection.receive())
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                pass
+    return connection, b"".join(chunks)
 
 
 async def test_rules_review_streams_start_pending_verdict_done(client, token, storage):
     keep, dup_old, dup_new = await seed(storage)
     response, raw = await review(client, token, {"project": "/p/alpha", "mode": "rules"})
     assert response.status_code == 200
-    assert response.content_type.startswith("text/event-stream")
+    assert response.headers["Content-Type"].startswith("text/event-stream")
     events = parse_stream(raw)
     assert [name for name, _ in events] == ["start"] + ["pending"] * 3 + ["verdict"] * 3 + [
         "done"]
@@ -76,9 +90,9 @@ async def test_auto_without_an_ai_observer_is_rules_and_limit_bounds_candidates(
 
 
 async def test_ai_mode_without_an_observer_is_409(client, token, storage):
-    response, _ = await review(client, token, {"project": "/p/alpha", "mode": "ai"})
+    response, raw = await review(client, token, {"project": "/p/alpha", "mode": "ai"})
     assert response.status_code == 409
-    assert "not available" in (await response.get_json())["error"]
+    assert "not available" in json.loads(raw)["error"]
 
 
 @pytest.mark.parametrize("body, field", [
@@ -88,9 +102,9 @@ async def test_ai_mode_without_an_observer_is_409(client, token, storage):
     ({"project": "/p", "limit": True}, "limit"),
 ])
 async def test_bad_review_bodies_are_400(client, token, body, field):
-    response, _ = await review(client, token, body)
+    response, raw = await review(client, token, body)
     assert response.status_code == 400
-    assert f"field {field}" in (await response.get_json())["error"]
+    assert f"field {field}" in json.loads(raw)["error"]
 
 
 async def test_apply_deletes_audits_and_lists_missing(client, token, storage, data_dir):
@@ -144,3 +158,20 @@ async def test_ai_mode_over_the_fake_cli(app, client, token, storage, services):
     verdicts = {d["id"]: (d["verdict"], d["by"]) for name, d in events if name == "verdict"}
     assert verdicts == {noisy: ("DELETE", "ai"), **{i: ("KEEP", "ai") for i in ids}}
     assert events[-1] == ("done", {"reviewed": 4, "delete": 1, "keep": 3, "by": "ai"})
+
+
+async def test_a_failure_mid_stream_ends_it_with_an_error_event(client, token, storage,
+                                                                monkeypatch):
+    from memlite import cleanup
+
+    await seed(storage)
+
+    def broken(obs, newest):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(cleanup, "rule_verdict", broken)
+    response, raw = await review(client, token, {"project": "/p/alpha", "mode": "rules"})
+    assert response.status_code == 200
+    events = parse_stream(raw)
+    assert [name for name, _ in events] == ["start", "pending", "pending", "pending", "error"]
+    assert "disk on fire" in events[-1][1]["message"]
