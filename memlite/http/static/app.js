@@ -159,7 +159,7 @@ const memlite = (() => {
     try {
       const s = await api("/api/stats");
       const item = (label, value, testid) => el("span", { class: "stat", "data-testid": testid },
-        el("b", {}, String(value)), ` ${label}`);
+        el("b", {}, String(value)), ` ${value === 1 ? label.replace(/s$/, "") : label}`);
       const types = Object.entries(s.types || {}).map(([t, n]) => `${t} ${n}`).join(" · ");
       bar.replaceChildren(
         item("sessions", s.sessions, "stat-sessions"),
