@@ -218,8 +218,32 @@ const memlite = (() => {
     try { return (await api("/api/projects")).projects || []; } catch (_) { return []; }
   }
 
+  function projectFilter(id, current, onChange) {
+    // A project <select> ("All projects" + every project), kept in the URL's ?project=.
+    // Returns the element; onChange(project) runs after each choice.
+    const select = el("select", { id, "data-testid": "project-filter" });
+    projects().then((found) => {
+      const values = found.map((p) => p.project);
+      if (current && !values.includes(current)) values.push(current);
+      select.replaceChildren(el("option", { value: "" }, "All projects"),
+        ...values.map((value) => {
+          const info = found.find((p) => p.project === value);
+          return el("option", { value }, info ? `${info.name} (${value})` : value);
+        }));
+      select.value = current;
+    });
+    select.addEventListener("change", () => {
+      const url = new URL(window.location.href);
+      if (select.value) url.searchParams.set("project", select.value);
+      else url.searchParams.delete("project");
+      history.replaceState(null, "", url);
+      onChange(select.value);
+    });
+    return select;
+  }
+
   document.addEventListener("DOMContentLoaded", () => { theme(); loadStats(); });
 
   return { api, el, when, toast, list, confirmDelete, deleteButton, observationCard,
-           summaryCard, loadStats, stream, projects };
+           summaryCard, loadStats, stream, projects, projectFilter };
 })();

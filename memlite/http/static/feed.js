@@ -11,7 +11,7 @@
 "use strict";
 
 (() => {
-  const { api, el, observationCard, summaryCard, projects, stream } = memlite;
+  const { api, el, observationCard, summaryCard, projectFilter, stream } = memlite;
   const params = new URLSearchParams(window.location.search);
   const pageSize = Math.min(200, Math.max(1, parseInt(params.get("page_size"), 10) || 30));
   const seen = new Set();
@@ -127,28 +127,10 @@
     if (!done && nearSentinel()) loadMore();
   }
 
-  async function fillProjects() {
-    const found = await projects();
-    const values = found.map((p) => p.project);
-    if (project && !values.includes(project)) values.push(project);
-    select.replaceChildren(el("option", { value: "" }, "All projects"),
-      ...values.map((value) => {
-        const info = found.find((p) => p.project === value);
-        const label = info ? `${info.name} (${value})` : value;
-        return el("option", { value }, label);
-      }));
-    select.value = project;
-  }
-
   document.addEventListener("DOMContentLoaded", () => {
     const view = document.getElementById("view");
-    select = el("select", { id: "feed-project", "data-testid": "project-filter" });
-    select.addEventListener("change", () => {
-      project = select.value;
-      const url = new URL(window.location.href);
-      if (project) url.searchParams.set("project", project);
-      else url.searchParams.delete("project");
-      history.replaceState(null, "", url);
+    select = projectFilter("feed-project", project, (chosen) => {
+      project = chosen;
       restart();
     });
     cards = el("div", { class: "cards", "data-testid": "feed-cards", "aria-live": "polite" });
@@ -157,7 +139,6 @@
     view.replaceChildren(
       el("div", { class: "toolbar" }, el("label", { for: "feed-project" }, "Project", select)),
       empty, cards, sentinel);
-    fillProjects();
     new IntersectionObserver((entries) => {
       if (entries.some((entry) => entry.isIntersecting)) loadMore();
     }, { rootMargin: "100px" }).observe(sentinel);

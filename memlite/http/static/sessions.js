@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { api, el, when, deleteButton, projects } = memlite;
+  const { api, el, when, deleteButton, projectFilter } = memlite;
   const params = new URLSearchParams(window.location.search);
   let project = params.get("project") || "";
   let next = null;
@@ -66,24 +66,10 @@
     empty.hidden = body.children.length > 0;
   }
 
-  async function fillProjects() {
-    const found = await projects();
-    const values = found.map((p) => p.project);
-    if (project && !values.includes(project)) values.push(project);
-    select.replaceChildren(el("option", { value: "" }, "All projects"),
-      ...values.map((value) => el("option", { value }, value)));
-    select.value = project;
-  }
-
   document.addEventListener("DOMContentLoaded", () => {
     const view = document.getElementById("view");
-    select = el("select", { id: "sessions-project", "data-testid": "project-filter" });
-    select.addEventListener("change", () => {
-      project = select.value;
-      const url = new URL(window.location.href);
-      if (project) url.searchParams.set("project", project);
-      else url.searchParams.delete("project");
-      history.replaceState(null, "", url);
+    select = projectFilter("sessions-project", project, (chosen) => {
+      project = chosen;
       load(true);
     });
     body = el("tbody", { "data-testid": "sessions-body" });
@@ -106,7 +92,6 @@
       }
       update();
     });
-    fillProjects();
     load(true);
   });
 })();
