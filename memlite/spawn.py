@@ -63,6 +63,7 @@ from memlite.lifecycle import (
 __all__ = [
     "KILL_WAIT_SECONDS",
     "READY_TIMEOUT_SECONDS",
+    "START_BACKOFF_SECONDS",
     "STOP_GRACE_SECONDS",
     "StartResult",
     "start_worker",
@@ -77,6 +78,10 @@ READY_TIMEOUT_SECONDS = 20.0  # below STALE_LOCK_SECONDS: a slow start never has
 STOP_GRACE_SECONDS = 5.0
 KILL_WAIT_SECONDS = 2.0
 POLL_SECONDS = 0.02
+START_BACKOFF_SECONDS = 30.0
+"""After a worker failed to start (a damaged database, a taken port), a hook does not
+spawn another for this long: each would fail the same way, one per hook. Hooks spool
+meanwhile; an explicit ``memlite worker start`` always tries."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,6 +274,9 @@ def start_worker(data_dir: Path, *, argv: Sequence[str] | None = None,
         error = read_start_error(data_dir, since=began)
         if error is not None and not (data_dir / LOCK_FILE).exists():
             raise error
+        if not wait and read_start_error(
+                data_dir, since=time.time() - START_BACKOFF_SECONDS) is not None:
+            return StartResult(info=None, started=False)  # back off: see the constant
         if try_lock(data_dir):
             return _start_locked(data_dir, argv, env, version, wait, deadline)
         if not wait:

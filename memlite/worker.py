@@ -178,6 +178,13 @@ def _fail(data_dir: Path, code: int, error: str, message: str) -> int:
     return code
 
 
+def _lone(exc: BaseException) -> BaseException:
+    """The one error inside nested exception groups of one (the nurseries'), else ``exc``."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def run(data_dir: Path | None = None) -> int:
     """Run the worker in the foreground until it is stopped; returns the exit status."""
     os.umask(0o077)  # the log, pid file and database are the user's alone
@@ -210,8 +217,9 @@ def run(data_dir: Path | None = None) -> int:
         log.exception("the worker crashed")
         if ready:
             return EXIT_CRASHED
-        return _fail(data_dir, EXIT_CRASHED, type(exc).__name__,
-                     f"the worker crashed while starting ({exc}); see {data_dir / LOG_FILE}")
+        cause = _lone(exc)  # e.g. NotADatabaseError, not "Exceptions from Trio nursery"
+        return _fail(data_dir, EXIT_CRASHED, type(cause).__name__,
+                     f"the worker crashed while starting ({cause}); see {data_dir / LOG_FILE}")
     finally:
         remove_pidfile(data_dir, pid=pid)
         release_lock_held_by(data_dir, pid)

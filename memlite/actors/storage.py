@@ -54,7 +54,7 @@ from memlite.actors.storage_messages import (
 )
 from memlite.errors import MemliteError, StorageError
 from memlite.storage import capture, observing, vectors, writes
-from memlite.storage.db import WalCheckpointer, open_reader, open_writer
+from memlite.storage.db import WalCheckpointer, db_path, open_reader, open_writer
 
 __all__ = [
     "CompleteSession",
@@ -186,10 +186,44 @@ def commit_batch(conn: apsw.Connection, batch: Sequence[Inbox]) -> list[Any]:
     return outcomes
 
 
+class FileGone(StorageError):
+    """The database file was deleted or replaced under the worker (a stat per batch)."""
+
+
+@attrs.frozen
+class FileIdentity:
+    """Which file the writer opened: its device and inode. SQLite keeps writing into a
+    deleted file through its open descriptor, and everything committed there would be lost
+    at the next start; so each batch first checks the path still names the same file."""
+
+    path: Path
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileIdentity:
+        found = path.stat()
+        return cls(path, found.st_dev, found.st_ino)
+
+    def check(self) -> None:
+        try:
+            found = self.path.stat()
+        except FileNotFoundError:
+            raise FileGone(f"{self.path} was deleted while the worker ran; nothing more is "
+                           "written to the deleted file (the worker reopens a new one)"
+                           ) from None
+        if (found.st_dev, found.st_ino) != (self.device, self.inode):
+            raise FileGone(f"{self.path} was replaced by another file while the worker ran; "
+                           "the worker reopens it")
+
+
 def _write(
-    conn: apsw.Connection, batch: Sequence[Inbox], checkpointer: WalCheckpointer
+    conn: apsw.Connection, batch: Sequence[Inbox], checkpointer: WalCheckpointer,
+    identity: FileIdentity | None = None,
 ) -> list[Any]:
     """Commit the batch, then let the checkpointer see the WAL (the writer's thread)."""
+    if identity is not None:
+        identity.check()
     outcomes = commit_batch(conn, batch)
     checkpointer.after_commit(conn)
     return outcomes
@@ -246,7 +280,9 @@ class StorageActor:
         rest of its batch commits. A batch that fails as a whole answers every sender
         with a ``StorageError``: after a busy or disk-full error the actor goes on; any
         other error (I/O, corruption, a bug) also ends the actor so its supervisor
-        reopens the database.
+        reopens the database. So does a database file deleted or replaced under it
+        (``FileIdentity``, checked before each batch): the batch is refused, so its
+        senders (hooks) keep the events, rather than acked into a file nobody will read.
     Timeouts:
         Each batch runs shielded from outside cancellation (it is milliseconds of work
         and must not be left half-answered) under ``batch_timeout`` (default 30 s); past
@@ -278,6 +314,7 @@ class StorageActor:
         self.max_batch = max_batch
         self.batch_timeout = batch_timeout
         self._batches = self._messages = self._failed = self._largest = 0
+        self._identity: FileIdentity | None = None
 
     def statistics(self) -> StorageStatistics:
         return StorageStatistics(
@@ -290,6 +327,10 @@ class StorageActor:
     ) -> None:
         """Open the database, report the ref, then serve batches until stopped."""
         async with open_writer(self.location, synchronous=self.synchronous) as conn:
+            try:
+                self._identity = FileIdentity.of(db_path(self.location))
+            except OSError:
+                self._identity = None  # not a file we can stat: nothing to watch
             checkpointer = WalCheckpointer(self.location)
             try:
                 await conn.async_run(checkpointer.install, conn)
@@ -312,12 +353,17 @@ class StorageActor:
             # instead of two: this runs once per batch, for a single sender once per event).
             deadline = trio.current_time() + self.batch_timeout
             with trio.CancelScope(shield=True, deadline=deadline) as scope:
-                outcomes = await conn.async_run(_write, conn, batch, checkpointer)
+                outcomes = await conn.async_run(_write, conn, batch, checkpointer,
+                                                self._identity)
             if scope.cancelled_caught:
                 raise trio.TooSlowError(f"storage batch took over {self.batch_timeout} s")
         except _TRANSIENT as exc:
             log.warning("storage batch of %d failed, not committed: %s", len(batch), exc)
             outcomes = [StorageError(f"write not committed: {exc}") for _ in batch]
+        except FileGone as exc:
+            log.error("storage: %s", exc)
+            self._answer(batch, [StorageError(f"write not committed: {exc}") for _ in batch])
+            raise
         except apsw.Error as exc:
             log.error("storage batch of %d failed; stopping", len(batch), exc_info=True)
             self._answer(batch, [StorageError(f"write not committed: {exc}") for _ in batch])

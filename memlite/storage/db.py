@@ -147,9 +147,19 @@ def _configure(
     conn.enable_load_extension(False)
     conn.execute("PRAGMA foreign_keys = ON")
     try:
-        version = check_not_too_new(conn, path)
+        return _check_and_prepare(conn, path, writer=writer, synchronous=synchronous)
     except apsw.NotADBError:
         raise _not_a_database(path) from None
+    except apsw.CorruptError as exc:
+        raise NotADatabaseError(
+            f"{path} is damaged (SQLite: {exc}); memlite will not write to it. Move it "
+            f"aside (e.g. mv {path} {path}.damaged) and start again: a new database is "
+            "created; `sqlite3 <file> .recover` may save rows from the old one.") from None
+
+
+def _check_and_prepare(conn: apsw.Connection, path: Path, *, writer: bool,
+                       synchronous: str) -> int:
+    version = check_not_too_new(conn, path)
     if writer:
         if version == 0 and _page_count(conn) == 0:
             # Only a brand-new file can take auto_vacuum without a full VACUUM; it must

@@ -215,6 +215,27 @@ async def test_a_broken_database_answers_everyone_then_stops_the_actor(data_dir,
             await trio.sleep_forever()  # the actor's crash ends the block
 
 
+@pytest.mark.parametrize("fault", ["deleted", "replaced"])
+async def test_a_database_file_deleted_or_replaced_is_never_written_again(data_dir, fault):
+    """SQLite would go on writing into the deleted file through its open descriptor, and
+    every write acked there would vanish at the next start: the batch is refused instead
+    (its senders keep their events) and the actor stops so its supervisor reopens."""
+    from memlite.actors.storage import FileGone
+    from memlite.storage.db import db_path
+
+    with pytest.raises(FileGone, match=fault):
+        async with spawn(StorageActor(data_dir).run) as ref:
+            await ref.ask(lambda r: store_event(1, r), timeout=5)
+            path = db_path(data_dir)
+            for suffix in ("", "-wal", "-shm"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+            if fault == "replaced":
+                path.write_bytes(b"")
+            with pytest.raises(StorageError, match="write not committed"):
+                await ref.ask(lambda r: store_event(2, r), timeout=5)
+            await trio.sleep_forever()  # the actor's failure ends the block
+
+
 async def test_opening_errors_come_out_of_spawn(data_dir):
     data_dir.mkdir()
     (data_dir / "memlite.db").write_bytes(b"not sqlite at all")

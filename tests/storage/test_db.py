@@ -156,3 +156,19 @@ def test_durability_can_be_full(data_dir):
         conn.close()
     with pytest.raises(ValueError, match="synchronous"):
         storage.connect(data_dir, synchronous="OFF")
+
+
+def test_a_damaged_database_is_refused_naming_the_file(data_dir):
+    conn = storage.connect(data_dir)
+    with conn:
+        for i in range(200):
+            storage.insert_observation(conn, storage.NewObservation(
+                session_id="s", project="/p", type="change", title=f"row {i}",
+                narrative="x" * 500))
+    conn.close()
+    path = data_dir / "memlite.db"
+    raw = path.read_bytes()
+    path.write_bytes(raw[:4096] + b"\xff" * (len(raw) - 4096))  # header kept, pages smashed
+    with pytest.raises(NotADatabaseError, match="is damaged") as caught:
+        storage.connect(data_dir).close()
+    assert str(path) in str(caught.value) and ".recover" in str(caught.value)
