@@ -237,19 +237,78 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
 
     result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
     wait = _session_start_wait() if event == "SessionStart" else 0.0
+    out = None
     if result.info is None:
         # Someone is starting it (or we just did): its start drains the spool.
-        return _await_context(directory, port, payload.get("cwd"), started + wait)
+        out = _await_context(directory, port, payload.get("cwd"), started + wait)
+    else:
+        try:
+            bearer = client.token(directory)
+            _deliver(event, body, result.info.port, bearer,
+                     max(deadline, time.monotonic() + 0.3), directory)
+            if event == "SessionStart":
+                out = _await_context(directory, result.info.port, payload.get("cwd"),
+                                     max(deadline, started + wait))
+        except _Down:
+            pass  # it is in the spool
+    if event == "SessionStart" and out is None:
+        log_line(directory, event, f"{down}: spooled, worker starting; no context printed "
+                 f"(none from the worker within {wait:.1f} s)")
+    return out
+
+
+UPGRADE_MARKER = "worker.upgrade"
+UPGRADE_RETRY_SECONDS = 60.0
+
+
+def _replace_if_older(directory: str, event: str) -> None:
+    """After an upgrade of the plugin, the worker that answered may be an older memlite:
+    start its replacement in the background, once, and do not wait for it.
+
+    The check is one small file read (``worker.pid``) per hook. The replacement is
+    ``memlite worker start`` run detached with the worker's interpreter: it stops the old
+    worker and starts this version's under the spawn lock, exactly once however many hooks
+    race (a newer worker is kept: see ``spawn._acceptable``). ``worker.upgrade`` (created
+    with O_EXCL) keeps concurrent hooks from starting more than one replacer a minute.
+    """
     try:
-        bearer = client.token(directory)
-        _deliver(event, body, result.info.port, bearer, max(deadline, time.monotonic() + 0.3),
-                 directory)
-        if event == "SessionStart":
-            return _await_context(directory, result.info.port, payload.get("cwd"),
-                                  max(deadline, started + wait))
-    except _Down:
-        pass  # it is in the spool
-    return None
+        with open(os.path.join(directory, "worker.pid"), encoding="utf-8") as f:
+            running = json.load(f).get("version")
+    except (OSError, ValueError, AttributeError):
+        return
+    from memlite import __version__
+
+    expected = os.environ.get("MEMLITE_WORKER_VERSION_OVERRIDE", "").strip() or __version__
+    if not isinstance(running, str) or running == expected:
+        return
+    from memlite.spawn import _acceptable, worker_env
+
+    if _acceptable(running, expected):
+        return
+    marker = os.path.join(directory, UPGRADE_MARKER)
+    try:
+        if time.time() - os.stat(marker).st_mtime < UPGRADE_RETRY_SECONDS:
+            return
+        os.unlink(marker)
+    except OSError:
+        pass
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError:
+        return  # another hook is starting the replacement
+    from memlite.hooks import bootstrap
+
+    python = bootstrap.worker_python()
+    if python is None:
+        return
+    import subprocess
+
+    env = worker_env({**os.environ, "MEMLITE_DATA_DIR": directory})
+    subprocess.Popen([python, "-m", "memlite", "worker", "start"], env=env, cwd=directory,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+    log_line(directory, event, f"the worker runs memlite {running}, older than {expected}: "
+             "replacing it in the background")
 
 
 def run(argv: list[str]) -> str | None:
@@ -274,6 +333,7 @@ def run(argv: list[str]) -> str | None:
         _deliver(event, body, port, bearer, deadline, directory)
     except _Down as down:
         return _worker_down(event, cleaned, body, down, directory, port, deadline, started)
+    _replace_if_older(directory, event)
     if event == "SessionStart":
         try:
             return _context(port, bearer, cleaned.get("cwd"), deadline)

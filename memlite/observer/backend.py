@@ -32,9 +32,14 @@ Replay never resumes it (DESIGN §1): pending events always go to a fresh conver
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
+import os
+import shutil
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, Protocol
 
 import trio
@@ -335,13 +340,28 @@ class ClaudeBackend:
 
 
 def cli_available() -> bool:
-    """True when a Claude Code CLI can be run (the SDK's bundled one or ``claude``)."""
-    try:
-        from memlite.observer.conversation import resolve_cli
-        resolve_cli(None)
-    except (ObserverUnavailable, ImportError):
-        return False
-    return True
+    """True when a Claude Code CLI can be run (the SDK's bundled one or ``claude``).
+
+    It does not import claude-agent-sdk to find out (that import costs the idle worker
+    ~35 MB of memory, paid only once a session is observed): the bundled CLI's path is
+    found from the package's location. If the conversation module is already loaded (a
+    test may point ``BUNDLED_CLI`` at a fake), its own ``resolve_cli`` decides.
+    """
+    parts = sys.modules.get("memlite.observer.conversation_parts")
+    if parts is not None:
+        try:
+            parts.resolve_cli(None)
+        except ObserverUnavailable:
+            return False
+        return True
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    bundled = (Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
+               if spec is not None and spec.submodule_search_locations else None)
+    found = bundled if bundled is not None and bundled.is_file() else None
+    if found is None:
+        which = shutil.which("claude")
+        found = Path(which) if which else None
+    return found is not None and found.is_file() and os.access(found, os.X_OK)
 
 
 def choose_backend(mode: str, cli: bool | Callable[[], bool] = cli_available) -> str:
@@ -360,9 +380,11 @@ def claude_factory(settings: Any, governor: Governor,
 
     ``overrides`` go to ``ConversationConfig`` (tests pass ``cli_path`` of a fake CLI).
     """
-    from memlite.observer.conversation import ConversationConfig, open_conversation
-
     def make(session_id: str) -> ClaudeBackend:
+        # Imported at the first observed session, not at start: claude-agent-sdk (and the
+        # mcp and pydantic it pulls in) cost the idle worker ~35 MB.
+        from memlite.observer.conversation import ConversationConfig, open_conversation
+
         config = ConversationConfig.from_settings(settings, session_id,
                                                   prompts.SYSTEM_PROMPT, **overrides)
         return ClaudeBackend(lambda: open_conversation(config), governor,
