@@ -60,6 +60,10 @@ __all__ = ["ObserverHub", "ObservingSession"]
 
 log = logging.getLogger(__name__)
 
+PAUSE_POLL_SECONDS = 2.0
+"""While the AI is paused, how often a session looks for new events to give a provisional
+(rules) observation."""
+
 Read = Callable[..., Awaitable[Any]]
 """``await read(fn, *args, **kwargs)`` runs ``fn(conn, *args, **kwargs)`` on a reader."""
 
@@ -168,6 +172,7 @@ class ObservingSession(SessionActor):
         self.backend_name = "rules" if hub.make_ai is None else "claude"
         self._requeued = False
         self._sdk_session_id: str | None = None
+        self._provisioned: set[int] = set()  # events given a rules observation in a pause
 
     def statistics(self) -> SessionStatistics:
         stats = super().statistics()
@@ -237,8 +242,7 @@ class ObservingSession(SessionActor):
         while self._use_ai():
             assert self.ai is not None
             if self.hub.governor.paused_for():  # another session hit the quota
-                await self._provisional(rest, project)
-                await self.hub.governor.wait_resumed()
+                await self._sit_out_pause(rest, project)
                 continue
             await self._set_status([event.id], "processing")
             try:
@@ -246,8 +250,7 @@ class ObservingSession(SessionActor):
             except QuotaPaused as exc:
                 await self._set_status([event.id], "pending")
                 self.hub.governor.pause(f"{exc.kind}: {exc}")
-                await self._provisional(rest, project)
-                await self.hub.governor.wait_resumed()
+                await self._sit_out_pause(rest, project)
                 continue
             except ObserverUnavailable as exc:  # no CLI after all: rules from now on
                 await self._set_status([event.id], "pending")
@@ -293,9 +296,26 @@ class ObservingSession(SessionActor):
                 found = [attrs.evolve(o, supersedes=(*o.supersedes, *old)) for o in found]
         await self.hub.store_observations(found)
 
+    async def _sit_out_pause(self, rest: Sequence[Event], project: str) -> None:
+        """Wait out the AI's pause, giving every pending event of this session a rules
+        observation meanwhile, those that arrive during the pause included (it can last an
+        hour: the next session's context must not miss them). They stay pending for the AI.
+        """
+        await self._provisional(rest, project)
+        governor = self.hub.governor
+        while (left := governor.paused_for()) > 0:
+            with trio.move_on_after(min(left, PAUSE_POLL_SECONDS)):
+                await governor.wait_resumed()
+            pending = await self.hub.read(reads.pending_events, session_id=self.session_id,
+                                          limit=200)
+            await self._provisional(pending, project)
+
     async def _provisional(self, events: Sequence[Event], project: str) -> None:
         """Rules observations for context while the AI is paused; events stay pending."""
         for event in events:
+            if event.id in self._provisioned:
+                continue
+            self._provisioned.add(event.id)
             found = await self.rules.observe([event], project=project)
             if found:
                 await self.hub.store_observations(found, mark_done=False)
