@@ -3,8 +3,9 @@
 * ``world``: a ``Chaos`` over a fresh data directory (rules observer, no embedder, a free
   port). At the end every process of that data directory is stopped by pid, and the
   scenario FAILS if any was still alive after its own clean-up: that is the orphan check.
-* ``figures``: what the scenario measured; printed after it, and the whole run's table is
-  written to ``chaos/RESULTS.md`` when the session ends (only if a scenario recorded).
+* ``figures``: what the scenario measured; printed after it (``-s``), and the whole run's
+  table is written to ``chaos/RESULTS.md`` when the session ends if
+  ``MEMLITE_CHAOS_WRITE=1`` (so an ordinary ``make test`` leaves the tracked file alone).
 
 Leaks of plain child processes of pytest are checked as in the test suite.
 """
@@ -85,7 +86,7 @@ def no_leaked_processes() -> Iterator[None]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if not _RECORDED:
+    if not _RECORDED or os.environ.get("MEMLITE_CHAOS_WRITE") != "1":
         return
     lines = [
         "# Chaos results",
