@@ -308,8 +308,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
         if args.output is None:
             counts = export(conn, sys.stdout, project=args.project)
         else:
+            import os
+
+            def private(path: str, flags: int) -> int:  # a new export file is 0600: it
+                return os.open(path, flags, 0o600)  # holds the memory, like the database
+
             try:
-                with open(args.output, "w", encoding="utf-8") as out:
+                with open(args.output, "w", encoding="utf-8", opener=private) as out:
                     counts = export(conn, out, project=args.project)
             except OSError as exc:
                 raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None

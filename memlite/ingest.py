@@ -6,7 +6,9 @@ storage actor, and only once that is committed tells the rest of the worker:
 1. Validate: a JSON object with a non-empty string ``session_id`` (at most 200
    characters) and a known ``hook_event_name`` (or the ``event_name`` the route names);
    fields the event needs must have the right JSON type. Anything else is an
-   ``InputError`` (HTTP 400) that names the field; nothing is stored.
+   ``InputError`` (HTTP 400) that names the field; nothing is stored. Then the payload
+   is redacted with ``privacy.clean`` (the hook did it already; a direct API client may
+   not have), so nothing is stored unredacted whatever sent it.
 2. Store (one ``StoreHookEvent``: one savepoint in the actor's group commit): the event
    row first, idempotent by ``tool_use_id`` or content hash (the durable queue), and in
    the same transaction its effect on the session:
@@ -51,6 +53,7 @@ from memlite.actors.bus import Publish
 from memlite.actors.session import Deliver, EndSession
 from memlite.actors.storage import StoreHookEvent
 from memlite.errors import ActorError, InputError
+from memlite.privacy import clean
 from memlite.project import ProjectInfo, resolve_project
 from memlite.services import Services
 from memlite.storage.capture import HookEventStored
@@ -185,7 +188,7 @@ async def ingest_hook_event(
 
     Args:
         services: the worker's refs (storage, sessions, bus) and settings.
-        payload: the hook's stdin object (already redacted by the hook).
+        payload: the hook's stdin object (redacted here again: see ``privacy.clean``).
         event_name: the event the route stands for; None takes ``hook_event_name``.
         require_session: refuse an unknown session with ``NotFound``. Default: only when
             ``event_name`` names Stop or SessionEnd (``/api/summarize``,
@@ -202,6 +205,9 @@ async def ingest_hook_event(
     if not isinstance(payload, Mapping):
         raise InputError(f"the body must be a JSON object, not {_json_type(payload)}")
     _check_storable(payload)
+    # The hook already cleaned it; a client that posts to the API directly did not. Cleaning
+    # twice changes nothing, so every event is stored redacted whatever sent it.
+    payload = clean(dict(payload))
     name = _event_name(payload, event_name)
     session_id = _session_id(payload)
     if require_session is None:
