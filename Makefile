@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_mcp.py --write
 	$(BIN)/python bench/bench_search.py --write
 	$(BIN)/python -m bench.eval.run --write
+	$(BIN)/python bench/bench_fuzz.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

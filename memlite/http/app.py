@@ -43,6 +43,7 @@ from memlite.http import (
     dashboard,
     dashboard_api,
     errors,
+    openapi,
     read_api,
     stream,
 )
@@ -120,7 +121,8 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
     app.after_request(_security_headers)
     errors.register(app)
     for blueprint in (auth.blueprint, api.blueprint, read_api.blueprint, stream.blueprint,
-                      dashboard.blueprint, dashboard_api.blueprint, cleanup_api.blueprint):
+                      dashboard.blueprint, dashboard_api.blueprint, cleanup_api.blueprint,
+                      openapi.blueprint):
         app.register_blueprint(blueprint)
     if state.owns_readers:
         app.after_serving(state.readers.close)

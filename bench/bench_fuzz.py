@@ -1,0 +1,442 @@
+"""Fuzzing campaigns (issue 9): schemathesis against a running worker, and the hook process
+fed random and mutated payloads. The tests run small campaigns with these same functions
+(``tests/http/test_schemathesis.py``, ``tests/hooks/test_hook_fuzz.py``); this script runs
+big ones and reports counts and durations.
+
+    python bench/bench_fuzz.py                      # print the section
+    python bench/bench_fuzz.py --write              # ... and update BENCHMARKS.md
+    python bench/bench_fuzz.py --examples 200 --hooks 1000
+
+API campaign: the schema is loaded from the worker's own ``GET /api/openapi.json`` (with the
+bearer token); each operation gets ``examples`` positive and ``examples // 2`` negative
+inputs (schemathesis 4 ``as_strategy`` under Hypothesis, no shrinking: a failure is
+recorded, not raised), sent over loopback with a 5 s timeout, checked with
+``not_a_server_error``, ``status_code_conformance``, ``content_type_conformance`` and
+``response_schema_conformance``. Left out: ``GET /api/stream`` (SSE, ends only at
+shutdown) and, by schemathesis itself, the schema's own URL. Deletes are in (fuzzed ids
+name nothing, or something the campaign made).
+
+Hook campaign: the captured stdin fixtures mutated (keys dropped, wrong types, huge
+strings, invalid UTF-8, truncated JSON, deep nesting, NUL, lone surrogates), plus random
+bytes and random JSON, each fed to ``python -I -S plugin/scripts/hook.py <Event>`` with a
+worker up and with none (the event is spooled, nothing is started): exit 0 within 1 s,
+stdout empty or one hook-output JSON object, no traceback on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import platform
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: import bench.*
+
+from bench.benchmarks_md import BENCHMARKS, write_section  # noqa: E402
+
+SECTION = "## Fuzzing (issue 9)"
+FIXTURES = ROOT / "tests" / "fixtures" / "claude-code" / "v2.1.332" / "hooks"
+HOOK = ROOT / "plugin" / "scripts" / "hook.py"
+BARE = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+RESPONSE_SECONDS = 5.0
+HOOK_SECONDS = 1.0
+EXCLUDED = {("GET", "/api/stream")}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- a worker -------------------------------------------------------------------------------
+
+
+def worker_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MEMLITE_", "CLAUDE_PLUGIN"))}
+    env.update(MEMLITE_DATA_DIR=str(data_dir), MEMLITE_WORKER_PORT=str(free_port()),
+               MEMLITE_PYTHON=sys.executable, MEMLITE_EMBEDDER="none",
+               MEMLITE_OBSERVER="rules")
+    env.update(extra)
+    return env
+
+
+def start_worker(env: dict[str, str]) -> dict[str, Any]:
+    """Start the worker of ``env``'s data directory; its pid-file info (port, pid)."""
+    result = subprocess.run([sys.executable, "-m", "memlite", "worker", "start", "--json"],
+                            env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    if result.returncode != 0:
+        raise RuntimeError(f"worker did not start: {result.stderr[-2000:]}")
+    return json.loads(result.stdout)
+
+
+def stop_worker(data_dir: Path) -> None:
+    """Stop the worker of ``data_dir`` by its pid (``memlite.spawn.stop_worker``)."""
+    from memlite.spawn import stop_worker as stop
+
+    stop(data_dir, grace=5.0)
+
+
+# --- the API campaign -------------------------------------------------------------------
+
+
+def api_campaign(port: int, token: str, examples: int, *, negative: int | None = None,
+                 seed: int = 9) -> dict[str, Any]:
+    """Fuzz every documented operation of the worker on ``port``; counts and failures."""
+    import requests
+    import schemathesis
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis.errors import Unsatisfiable
+    from schemathesis import GenerationMode
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    checks = [not_a_server_error, status_code_conformance, content_type_conformance,
+              response_schema_conformance]
+    auth = {"Authorization": f"Bearer {token}"}
+    base = f"http://127.0.0.1:{port}"
+    started = time.monotonic()
+    schema = schemathesis.openapi.from_url(f"{base}/api/openapi.json", headers=auth, timeout=10)
+    negative = examples // 2 if negative is None else negative
+    figures: dict[str, Any] = {"operations": 0, "inputs": 0, "failures": [],
+                               "statuses": Counter(), "slowest": 0.0, "server_errors": 0,
+                               "unsatisfiable": [], "covered": []}
+    session = requests.Session()
+    current = {"mode": ""}
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        if (operation.method.upper(), operation.path) in EXCLUDED:
+            continue
+        figures["operations"] += 1
+        figures["covered"].append((operation.method.upper(), operation.path))
+        for mode, count in ((GenerationMode.POSITIVE, examples),
+                            (GenerationMode.NEGATIVE, negative)):
+            if count <= 0:
+                continue
+
+            @settings(max_examples=count, deadline=None, database=None, derandomize=False,
+                      phases=[Phase.explicit, Phase.generate],
+                      suppress_health_check=list(HealthCheck))
+            @given(case=operation.as_strategy(generation_mode=mode))
+            def one(case: Any) -> None:
+                figures["inputs"] += 1
+                label = f"{case.operation.method.upper()} {case.operation.path} ({current['mode']})"
+                sent = time.monotonic()
+                try:
+                    response = case.call(base_url=base, session=session, headers=auth,
+                                         timeout=RESPONSE_SECONDS)
+                except Exception as exc:  # noqa: BLE001 - a timeout or reset is a finding
+                    figures["failures"].append((label, f"{type(exc).__name__}: {exc}"[:500]))
+                    return
+                elapsed = time.monotonic() - sent
+                figures["slowest"] = max(figures["slowest"], elapsed)
+                figures["statuses"][response.status_code] += 1
+                if response.status_code >= 500:
+                    figures["server_errors"] += 1
+                if elapsed > RESPONSE_SECONDS:
+                    figures["failures"].append((label, f"took {elapsed:.2f} s"))
+                try:
+                    case.validate_response(response, checks=checks, headers=auth)
+                except Exception as exc:  # noqa: BLE001 - recorded, not shrunk
+                    figures["failures"].append(
+                        (label, f"{response.status_code}: {type(exc).__name__}: "
+                                f"{str(exc)[:400]}"))
+
+            current["mode"] = mode.value
+            random.seed(seed)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):  # Hypothesis's own notes
+                    one()
+            except Unsatisfiable:  # nothing to negate: no parameters, no body
+                figures["unsatisfiable"].append(f"{operation.method.upper()} {operation.path}")
+    session.close()
+    figures["seconds"] = time.monotonic() - started
+    return figures
+
+
+# --- the hook campaign ---------------------------------------------------------------------
+
+
+def fixtures() -> list[tuple[str, bytes]]:
+    """(event name, stdin bytes) of every captured hook payload."""
+    return [(path.name.split(".")[0], path.read_bytes())
+            for path in sorted(FIXTURES.glob("*.json"))]
+
+
+def _drop_keys(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    keys = list(payload)
+    for key in rng.sample(keys, rng.randint(1, len(keys))):
+        del payload[key]
+    return json.dumps(payload).encode()
+
+
+_WRONG = [None, True, 0, -1, 1.5, 2**70, "", "x", [], [1, "a"], {}, {"a": {"b": None}}]
+
+
+def _wrong_types(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    for key in rng.sample(list(payload), rng.randint(1, len(payload))):
+        payload[key] = rng.choice(_WRONG)
+    return json.dumps(payload).encode()
+
+
+def _huge_string(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    key = rng.choice(list(payload) + ["prompt", "tool_response", "cwd", "session_id"])
+    payload[key] = rng.choice("ab<é😀\n") * rng.choice([10_000, 300_000, 2_000_000])
+    return json.dumps(payload).encode()
+
+
+def _invalid_utf8(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    raw = bytearray(json.dumps(payload).encode())
+    for _ in range(rng.randint(1, 8)):
+        at = rng.randrange(len(raw))
+        raw[at:at] = rng.choice([b"\xff", b"\xfe\xfd", b"\xc3", b"\xed\xa0\x80", b"\x80"])
+    return bytes(raw)
+
+
+def _truncated(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    raw = json.dumps(payload).encode()
+    return raw[:rng.randrange(len(raw))]
+
+
+def _deep(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    depth = rng.choice([50, 900, 5_000, 200_000])
+    nested = "[" * depth + "]" * depth if rng.random() < 0.5 else \
+        '{"a":' * depth + "1" + "}" * depth
+    key = rng.choice(["tool_input", "tool_response", "prompt", "extra"])
+    raw = json.dumps({**payload, key: None}).encode()
+    return raw.replace(f'"{key}": null'.encode(), f'"{key}": {nested}'.encode(), 1)
+
+
+def _nul(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    key = rng.choice(list(payload))
+    payload[key] = f"a\x00b{payload[key]}\x00" if isinstance(payload[key], str) else "\x00"
+    raw = json.dumps(payload).encode()
+    return raw + b"\x00" if rng.random() < 0.3 else raw
+
+
+def _surrogates(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    key = rng.choice([k for k in payload if isinstance(payload[k], str)] or ["prompt"])
+    escape = rng.choice(["\\ud800", "\\udfff", "\\udc00x", "\\ud83d"])
+    raw = json.dumps({**payload, key: "SURROGATE"}).encode()
+    return raw.replace(b'"SURROGATE"', f'"a{escape}b"'.encode(), 1)
+
+
+def _random_bytes(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    return bytes(rng.randrange(256) for _ in range(rng.randint(0, 4000)))
+
+
+def _random_json(rng: random.Random, payload: dict[str, Any]) -> bytes:
+    def value(depth: int) -> Any:
+        kind = rng.randrange(7 if depth < 4 else 5)
+        if kind == 5:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        if kind == 6:
+            return {str(value(depth + 1))[:20]: value(depth + 1)
+                    for _ in range(rng.randint(0, 4))}
+        return [None, rng.random() < 0.5, rng.randint(-2**64, 2**64),
+                "".join(chr(rng.randrange(0x20, 0x2FFF)) for _ in range(rng.randint(0, 30))),
+                rng.random() * 1e300][kind]
+
+    found = value(0) if rng.random() < 0.3 else {
+        "session_id": rng.choice(["s", "", " ", "x" * 300, 5]),
+        "hook_event_name": rng.choice(["PostToolUse", "SessionStart", "Stop", "Nope", 3]),
+        **{f"k{i}": value(1) for i in range(rng.randint(0, 6))}}
+    return json.dumps(found).encode()
+
+
+MUTATIONS: dict[str, Callable[[random.Random, dict[str, Any]], bytes]] = {
+    "drop-keys": _drop_keys, "wrong-types": _wrong_types, "huge-string": _huge_string,
+    "invalid-utf8": _invalid_utf8, "truncated": _truncated, "deep": _deep, "nul": _nul,
+    "lone-surrogate": _surrogates, "random-bytes": _random_bytes,
+    "random-json": _random_json,
+}
+EVENT_ARGS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure",
+              "PreCompact", "SubagentStop", "Stop", "SessionEnd", "Telepathy", ""]
+
+
+def mutated(fixture: tuple[str, bytes], mutation: str, seed: int) -> tuple[str, bytes]:
+    """(argv event, stdin) of ``fixture`` mutated by ``mutation`` with ``seed``."""
+    rng = random.Random(seed)
+    event, raw = fixture
+    payload = json.loads(raw)
+    if rng.random() < 0.1:
+        event = rng.choice(EVENT_ARGS)
+    return event, MUTATIONS[mutation](rng, payload)
+
+
+def hook_env(data_dir: Path, *, up: bool) -> dict[str, str]:
+    """The hook's environment: with ``up`` false, no worker Python (it spools only)."""
+    env = worker_env(data_dir, MEMLITE_HOOK_SESSION_START_WAIT="0")
+    if not up:
+        env.pop("MEMLITE_PYTHON")
+    return env
+
+
+def run_hook(env: dict[str, str], event: str, stdin: bytes) -> tuple[list[str], float]:
+    """Run the hook once; the problems found (empty: it behaved) and its duration."""
+    started = time.monotonic()
+    try:
+        result = subprocess.run([BARE, "-I", "-S", str(HOOK), event], input=stdin, env=env,
+                                capture_output=True, timeout=30, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return ["no exit within 30 s"], time.monotonic() - started
+    elapsed = time.monotonic() - started
+    problems = []
+    if result.returncode != 0:
+        problems.append(f"exit {result.returncode}")
+    if elapsed > HOOK_SECONDS:
+        problems.append(f"took {elapsed:.2f} s")
+    if b"Traceback" in result.stderr:
+        problems.append(f"traceback: {result.stderr[-300:]!r}")
+    out = result.stdout
+    if out:
+        problems.extend(_output_problems(out))
+    return problems, elapsed
+
+
+def _output_problems(out: bytes) -> list[str]:
+    try:
+        text = out.decode("utf-8")
+        lines = text.splitlines()
+        value = json.loads(text)
+    except ValueError as exc:
+        return [f"stdout is not JSON: {exc}: {out[:200]!r}"]
+    if len(lines) != 1 or not isinstance(value, dict) or set(value) != {"hookSpecificOutput"}:
+        return [f"stdout is not one hook-output object: {out[:200]!r}"]
+    inner = value["hookSpecificOutput"]
+    if not isinstance(inner, dict) or set(inner) != {"hookEventName", "additionalContext"} \
+            or inner["hookEventName"] != "SessionStart" \
+            or not isinstance(inner["additionalContext"], str):
+        return [f"hookSpecificOutput has the wrong shape: {out[:200]!r}"]
+    return []
+
+
+def hook_campaign(base: Path, count: int, *, seed: int = 9) -> dict[str, Any]:
+    """``count`` mutated payloads with a worker up, as many with none; counts, durations."""
+    rng = random.Random(seed)
+    found = fixtures()
+    figures: dict[str, Any] = {}
+    for up in (True, False):
+        data_dir = base / ("up" if up else "down")
+        env = hook_env(data_dir, up=up)
+        if up:
+            start_worker(env)
+        durations: list[float] = []
+        failures: list[tuple[str, str]] = []
+        kinds: Counter[str] = Counter()
+        started = time.monotonic()
+        try:
+            for _ in range(count):
+                mutation = rng.choice(list(MUTATIONS))
+                event, stdin = mutated(rng.choice(found), mutation, rng.randrange(2**32))
+                kinds[mutation] += 1
+                problems, elapsed = run_hook(env, event, stdin)
+                durations.append(elapsed)
+                failures.extend((mutation, p) for p in problems)
+        finally:
+            if up:
+                stop_worker(data_dir)
+        durations.sort()
+        figures["up" if up else "down"] = {
+            "inputs": count, "failures": failures, "kinds": kinds,
+            "seconds": time.monotonic() - started,
+            "p50": durations[len(durations) // 2], "max": durations[-1],
+            "spooled": sum(1 for _ in (data_dir / "spool").glob("*.jsonl"))
+            if (data_dir / "spool").exists() else 0,
+        }
+    return figures
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def report(args: argparse.Namespace, api: dict[str, Any], hooks: dict[str, Any]) -> str:
+    import schemathesis
+
+    version = getattr(schemathesis, "__version__", "?")
+    statuses = ", ".join(f"{code}: {n}" for code, n in sorted(api["statuses"].items()))
+    lines = [
+        SECTION, "",
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}, schemathesis {version} "
+        f"(`bench/bench_fuzz.py --examples {args.examples} --hooks {args.hooks}`). "
+        "Pass/fail versions of both campaigns, smaller, run in `make test` "
+        "(`tests/http/test_schemathesis.py`, `tests/hooks/test_hook_fuzz.py`).", "",
+        "| campaign | inputs | failures | duration | notes |",
+        "|---|---:|---:|---:|---|",
+        f"| API (schemathesis, {api['operations']} operations, {args.examples} positive + "
+        f"{args.examples // 2} negative each) | {api['inputs']:,} | {len(api['failures'])} | "
+        f"{api['seconds']:.1f} s | 5xx: {api['server_errors']}; slowest response "
+        f"{api['slowest'] * 1000:.0f} ms |",
+    ]
+    for key, label in (("up", "worker up"), ("down", "worker down, spooling")):
+        h = hooks[key]
+        lines.append(
+            f"| hook process, {label} | {h['inputs']:,} | {len(h['failures'])} | "
+            f"{h['seconds']:.1f} s | p50 {h['p50'] * 1000:.0f} ms, max {h['max'] * 1000:.0f} ms"
+            f"{', spool files: ' + str(h['spooled']) if key == 'down' else ''} |")
+    lines += ["", f"API statuses: {statuses}. `GET /api/stream` (SSE) is not fuzzed.",
+              "Checks: not_a_server_error, status_code_conformance, content_type_conformance, "
+              "response_schema_conformance, response within 5 s. Hook checks: exit 0 within "
+              "1 s, stdout empty or one `hookSpecificOutput` object, no traceback.",
+              "Hook mutations: " + ", ".join(sorted(MUTATIONS)) + "."]
+    failures = api["failures"] + [f for key in ("up", "down") for f in hooks[key]["failures"]]
+    if failures:
+        lines += ["", "Failures (first 10):", ""]
+        lines += [f"- {label}: {problem[:200]}" for label, problem in failures[:10]]
+    return "\n".join(lines) + "\n"
+
+
+def main(args: argparse.Namespace) -> int:
+    base = args.base
+    env = worker_env(base / "api")
+    info = start_worker(env)
+    try:
+        token = (base / "api" / "token").read_text().strip()
+        api = api_campaign(info["port"], token, args.examples)
+    finally:
+        stop_worker(base / "api")
+    print(f"API: {api['inputs']} inputs, {len(api['failures'])} failures, "
+          f"{api['seconds']:.1f} s", file=sys.stderr)
+    hooks = hook_campaign(base / "hooks", args.hooks)
+    section = report(args, api, hooks)
+    print(section)
+    if args.write:
+        write_section(SECTION, section)
+        print(f"updated {BENCHMARKS}", file=sys.stderr)
+    return 0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=200,
+                        help="positive inputs per API operation (half as many negative)")
+    parser.add_argument("--hooks", type=int, default=500,
+                        help="hook inputs with the worker up (as many with it down)")
+    parser.add_argument("--write", action="store_true", help=f"update {SECTION}")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    arguments = parse_args()
+    with tempfile.TemporaryDirectory(prefix="memlite-fuzz-", dir=ROOT / "bench") as tmp:
+        arguments.base = Path(tmp)
+        sys.exit(main(arguments))
