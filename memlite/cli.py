@@ -346,9 +346,10 @@ def _add_transfer_commands(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--output", type=Path, default=None,
                         help="file to write (default: stdout)")
     export.set_defaults(func=_cmd_export)
-    imp = sub.add_parser("import", help="read a `memlite export` file back (idempotent; "
-                                        "stop the worker first)")
-    imp.add_argument("file", type=Path, help="the JSONL file")
+    imp = sub.add_parser("import", help="read a `memlite export` file, or a claude-mem "
+                                        "database, into memory (idempotent; stop the "
+                                        "worker first)")
+    imp.add_argument("file", type=Path, help="the JSONL export, or claude-mem.db")
     imp.add_argument("--json", action="store_true", help="print the counts as JSON")
     imp.set_defaults(func=_cmd_import)
 

@@ -27,10 +27,9 @@ actor is the only writer of a running worker's database, and an import is rare e
 that stopping the worker for it is cheaper than an import endpoint. ``export`` reads
 beside a running worker (WAL readers never block the writer).
 
-claude-mem's database (``~/.claude-mem/claude-mem.db``: tables ``sdk_sessions``,
-``observations``, ``session_summaries``, ``user_prompts``) is not read yet: its columns
-changed across its own migrations (session ids, text vs structured fields), and a mapping
-needs tests against each of those shapes. Converting it to this format is the way in.
+A claude-mem database (``~/.claude-mem/claude-mem.db``) is read too: ``memlite import``
+recognises a SQLite file and ``memlite.claudemem`` turns its rows into records of this
+format, which then go through the same validated, idempotent import.
 """
 
 from __future__ import annotations
@@ -330,6 +329,14 @@ def import_path(data_dir: Path, path: Path) -> ImportReport:
     if info is not None:
         raise InputError(f"a worker is running on this data directory (pid {info.pid}): "
                          "stop the worker first (`memlite worker stop`), then import")
+    from memlite import claudemem
+
+    if claudemem.is_sqlite(path):  # a claude-mem database: converted row by row
+        conn = connect(data_dir)
+        try:
+            return import_lines(conn, claudemem.records(path))
+        finally:
+            conn.close()
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:

@@ -1,0 +1,223 @@
+"""Reading a claude-mem database, so people can switch: ``memlite import claude-mem.db``.
+
+claude-mem keeps its memory in SQLite (``~/.claude-mem/claude-mem.db``) with the tables
+``sdk_sessions``, ``observations``, ``session_summaries`` and ``user_prompts``. Their
+columns changed across claude-mem's own migrations (the session id has been
+``claude_session_id``, ``content_session_id``, ``sdk_session_id`` and
+``memory_session_id``; early observations had only ``text``, later ones ``title``,
+``narrative``, ``facts``...). So nothing here assumes a column: each table's columns are
+read with ``PRAGMA table_info`` and every field is taken from the first column present
+that holds a value. What cannot be mapped is skipped and counted, never guessed.
+
+The rows become records of memlite's own export format (``memlite.transfer``) and go
+through the same import: validated one by one, idempotent (a second import adds nothing),
+bad rows reported. Every text is redacted with ``memlite.privacy.clean`` on the way in:
+claude-mem stores what it captured as it was, secrets included.
+
+The file is opened read-only (``mode=ro`` URI): memlite never writes to it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from memlite.errors import InputError
+from memlite.privacy import clean
+from memlite.transfer import FORMAT, VERSION
+
+__all__ = ["SQLITE_MAGIC", "is_sqlite", "records"]
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_TYPES = ("bugfix", "feature", "refactor", "discovery", "decision", "change")
+_SESSION_COLUMNS = ("claude_session_id", "content_session_id", "session_id",
+                    "sdk_session_id", "memory_session_id")
+
+
+def is_sqlite(path: Path) -> bool:
+    """True when ``path`` starts with SQLite's file header."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _columns(conn: apsw.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _rows(conn: apsw.Connection, table: str) -> Iterator[dict[str, Any]]:
+    columns = _columns(conn, table)
+    if not columns:
+        return
+    order = "id" if "id" in columns else "rowid"
+    cursor = conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
+    names = [d[0] for d in cursor.getdescription()]
+    for row in cursor:
+        yield dict(zip(names, row, strict=True))
+
+
+def _first(row: dict[str, Any], *names: str) -> Any:
+    for name in names:
+        value = row.get(name)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def _epoch_ms(row: dict[str, Any]) -> int:
+    """claude-mem stores ``created_at_epoch`` in ms (older rows: seconds) and an ISO text."""
+    value = _first(row, "created_at_epoch", "started_at_epoch")
+    if isinstance(value, int | float) and value > 0:
+        return int(value * 1000) if value < 100_000_000_000 else int(value)
+    text = _first(row, "created_at", "started_at")
+    if isinstance(text, str):
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return 0
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp() * 1000)
+    return 0
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds") \
+        .replace("+00:00", "Z")
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(clean(str(value)))
+
+
+def _list(value: Any) -> list[str]:
+    """A JSON array (claude-mem's facts, concepts, files) or plain text, as strings."""
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = [line for line in value.splitlines() if line.strip()]
+        value = parsed
+    if isinstance(value, list):
+        return [_text(v) for v in value if v not in (None, "")]
+    return [_text(value)]
+
+
+def records(path: Path) -> Iterator[str]:
+    """The claude-mem database at ``path`` as lines of memlite's export format.
+
+    Raises:
+        InputError: not a SQLite file, or no claude-mem table in it.
+    """
+    if not is_sqlite(path):
+        raise InputError(f"{path} is not a SQLite database")
+    try:
+        conn = apsw.Connection(f"file:{path.resolve()}?mode=ro", flags=apsw.SQLITE_OPEN_URI
+                               | apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as exc:
+        raise InputError(f"cannot open {path}: {exc}") from None
+    try:
+        tables = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table'")}
+        if not tables & {"observations", "session_summaries"}:
+            raise InputError(f"{path} is not a claude-mem database (it has no observations "
+                             "or session_summaries table)")
+        yield json.dumps({"kind": FORMAT, "version": VERSION, "source": "claude-mem",
+                          "exported_at": _iso(int(datetime.now(UTC).timestamp() * 1000))})
+        yield from _convert(conn, tables)
+    except apsw.Error as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+
+
+def _convert(conn: apsw.Connection, tables: set[str]) -> Iterator[str]:
+    sessions: dict[str, dict[str, Any]] = {}
+    # A claude-mem session has several ids (the Claude Code one, the SDK's, the memory
+    # one) and its tables refer to it by different ones: every id of an sdk_sessions row
+    # maps to one (the Claude Code session id when there is one).
+    alias: dict[str, str] = {}
+    if "sdk_sessions" in tables:
+        for row in _rows(conn, "sdk_sessions"):
+            canonical = _first(row, *_SESSION_COLUMNS)
+            for name in _SESSION_COLUMNS:
+                if row.get(name) not in (None, "") and canonical is not None:
+                    alias.setdefault(str(row[name]), str(canonical))
+
+    def session_of(row: dict[str, Any]) -> str | None:
+        ids = [str(row[name]) for name in _SESSION_COLUMNS if row.get(name) not in (None, "")]
+        if not ids:
+            return None
+        sid = next((alias[i] for i in ids if i in alias), ids[0])
+        if sid not in sessions:
+            ms = _epoch_ms(row)
+            sessions[sid] = {"kind": "session", "id": sid, "status": "completed",
+                             "project": _text(row.get("project")) or None,
+                             "source": "claude-mem", "started_at": _iso(ms),
+                             "started_at_epoch": ms}
+        return sid
+
+    pending: list[dict[str, Any]] = []
+    if "sdk_sessions" in tables:
+        for row in _rows(conn, "sdk_sessions"):
+            session_of(row)
+    if "user_prompts" in tables:
+        for row in _rows(conn, "user_prompts"):
+            sid, text = session_of(row), _first(row, "prompt_text", "text")
+            if sid is None or text is None:
+                continue
+            ms = _epoch_ms(row)
+            pending.append({"kind": "prompt", "session_id": sid,
+                            "prompt_number": int(_first(row, "prompt_number") or 1),
+                            "prompt_text": _text(text), "created_at": _iso(ms),
+                            "created_at_epoch": ms})
+    if "observations" in tables:
+        for row in _rows(conn, "observations"):
+            sid = session_of(row)
+            narrative = _first(row, "narrative", "text")
+            title = _first(row, "title") or (str(narrative).split("\n", 1)[0][:120]
+                                             if narrative else None)
+            if sid is None or title is None:
+                continue
+            kind = str(_first(row, "type") or "change").lower()
+            ms = _epoch_ms(row)
+            pending.append({
+                "kind": "observation", "session_id": sid,
+                "project": _text(row.get("project")) or "unknown",
+                "type": kind if kind in _TYPES else "change", "title": _text(title),
+                "subtitle": _text(row.get("subtitle")), "narrative": _text(narrative),
+                "facts": _list(row.get("facts")), "concepts": _list(row.get("concepts")),
+                "files_read": _list(row.get("files_read")),
+                "files_modified": _list(_first(row, "files_modified", "files_touched")),
+                "backend": "ai", "content_hash": f"claude-mem:{row.get('id')}",
+                "created_at": _iso(ms), "created_at_epoch": ms})
+    if "session_summaries" in tables:
+        for row in _rows(conn, "session_summaries"):
+            sid = session_of(row)
+            if sid is None:
+                continue
+            ms = _epoch_ms(row)
+            notes = _text(row.get("notes"))
+            learned = _text(row.get("learned"))
+            pending.append({
+                "kind": "summary", "session_id": sid,
+                "project": _text(row.get("project")) or "unknown",
+                "request": _text(row.get("request")),
+                "investigated": _text(row.get("investigated")),
+                "learned": f"{learned}\n\nNotes: {notes}" if notes else learned,
+                "completed": _text(row.get("completed")),
+                "next_steps": _text(row.get("next_steps")),
+                "created_at": _iso(ms), "created_at_epoch": ms})
+    for record in sessions.values():  # sessions first: the other rows belong to them
+        yield json.dumps(record, ensure_ascii=False)
+    for record in pending:
+        yield json.dumps(record, ensure_ascii=False)

@@ -1,0 +1,153 @@
+"""``memlite import`` of a claude-mem database, in two of claude-mem's schema shapes.
+
+The shapes are written here from claude-mem's published schema documentation (the tables
+and column names; no code of theirs): an older one keyed by ``sdk_session_id`` and
+``claude_session_id`` with ``type``/``title``/``narrative`` and JSON ``facts``, and a newer
+one keyed by ``content_session_id``/``memory_session_id`` whose early rows have only
+``text``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import pytest
+
+from memlite import storage
+from memlite.claudemem import records
+from memlite.errors import InputError
+from memlite.transfer import import_path
+
+REPO = Path(__file__).resolve().parent.parent
+MS = 1_764_000_000_000  # 2025-11-24
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+OLD = """
+CREATE TABLE sdk_sessions (id INTEGER PRIMARY KEY, sdk_session_id TEXT UNIQUE NOT NULL,
+  claude_session_id TEXT, project TEXT NOT NULL, status TEXT, created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL);
+CREATE TABLE observations (id INTEGER PRIMARY KEY, sdk_session_id TEXT NOT NULL,
+  claude_session_id TEXT, project TEXT NOT NULL, tool_name TEXT, title TEXT, subtitle TEXT,
+  narrative TEXT, text TEXT, facts TEXT, concepts TEXT, type TEXT, files_read TEXT,
+  files_modified TEXT, created_at TEXT NOT NULL, created_at_epoch INTEGER NOT NULL);
+CREATE TABLE session_summaries (id INTEGER PRIMARY KEY, sdk_session_id TEXT NOT NULL,
+  claude_session_id TEXT, project TEXT NOT NULL, request TEXT, investigated TEXT,
+  learned TEXT, completed TEXT, next_steps TEXT, notes TEXT, created_at TEXT NOT NULL,
+  created_at_epoch INTEGER NOT NULL);
+CREATE TABLE user_prompts (id INTEGER PRIMARY KEY, sdk_session_id TEXT NOT NULL,
+  claude_session_id TEXT, project TEXT NOT NULL, prompt_number INTEGER,
+  prompt_text TEXT NOT NULL, created_at TEXT NOT NULL, created_at_epoch INTEGER NOT NULL);
+"""
+
+NEW = """
+CREATE TABLE sdk_sessions (id INTEGER PRIMARY KEY, content_session_id TEXT,
+  memory_session_id TEXT, project TEXT, started_at TEXT, started_at_epoch INTEGER);
+CREATE TABLE observations (id INTEGER PRIMARY KEY, memory_session_id TEXT, project TEXT,
+  text TEXT, type TEXT, title TEXT, facts TEXT, created_at TEXT, created_at_epoch INTEGER);
+"""
+
+
+def old_db(path: Path) -> Path:
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(OLD)
+        conn.execute("INSERT INTO sdk_sessions VALUES (1, 'sdk-1', 'cc-1', '/p/app', "
+                     "'completed', '2025-11-24T16:00:00Z', ?)", (MS,))
+        conn.execute(
+            "INSERT INTO observations VALUES (1, 'sdk-1', 'cc-1', '/p/app', 'Edit', "
+            "'Fixed the retry loop', 'in worker.py', 'The loop never backed off.', NULL, "
+            "?, '[\"retry\"]', 'bugfix', '[\"worker.py\"]', '[\"worker.py\"]', "
+            "'2025-11-24T16:01:00Z', ?)",
+            (json.dumps(["backoff doubles", f"token {SECRET} was in the log"]), MS + 60_000))
+        conn.execute(
+            "INSERT INTO observations VALUES (2, 'sdk-1', 'cc-1', '/p/app', 'Read', "
+            "'Read the config', NULL, 'Looked at settings.', NULL, 'not json, two\nlines', "
+            "NULL, 'weird-type', NULL, NULL, '2025-11-24T16:02:00Z', ?)", (MS + 120_000,))
+        conn.execute("INSERT INTO session_summaries VALUES (1, 'sdk-1', 'cc-1', '/p/app', "
+                     "'fix retries', 'worker.py', 'no backoff', 'added backoff', 'tests', "
+                     "'ask about jitter', '2025-11-24T16:05:00Z', ?)", (MS + 300_000,))
+        conn.execute("INSERT INTO user_prompts VALUES (1, 'sdk-1', 'cc-1', '/p/app', 1, "
+                     "'why does the worker spin?', '2025-11-24T16:00:30Z', ?)", (MS + 30_000,))
+    conn.close()
+    return path
+
+
+def new_db(path: Path) -> Path:
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(NEW)
+        conn.execute("INSERT INTO sdk_sessions VALUES (1, 'cc-9', 'mem-9', '/p/cli', "
+                     "'2025-11-25T09:00:00Z', ?)", (MS // 1000 + 86_400,))  # seconds
+        conn.execute("INSERT INTO observations VALUES (1, 'mem-9', '/p/cli', "
+                     "'Switched the parser to a streaming reader\nIt used 2 GB before.', "
+                     "NULL, NULL, NULL, '2025-11-25T09:10:00Z', NULL)")
+    conn.close()
+    return path
+
+
+def rows(data_dir: Path, sql: str) -> list[tuple]:
+    conn = storage.connect(data_dir, writer=False)
+    try:
+        return [tuple(r) for r in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def test_an_older_claude_mem_database_imports_once_and_redacted(data_dir, tmp_path):
+    source = old_db(tmp_path / "claude-mem.db")
+    before = source.read_bytes()
+    report = import_path(data_dir, source)
+    assert report.added == {"session": 1, "prompt": 1, "observation": 2, "summary": 1}
+    assert report.bad == []
+    stored = rows(data_dir, "SELECT session_id, project, type, title, facts, files_modified, "
+                            "narrative FROM observations ORDER BY created_at_epoch")
+    assert stored[0][:4] == ("cc-1", "/p/app", "bugfix", "Fixed the retry loop")
+    facts = json.loads(stored[0][4])
+    assert facts[0] == "backoff doubles" and SECRET not in facts[1]
+    assert "[REDACTED:github]" in facts[1]  # claude-mem stored it; memlite does not
+    assert json.loads(stored[0][5]) == ["worker.py"]
+    assert stored[1][2] == "change"  # an unknown type becomes a plain change
+    assert json.loads(stored[1][4]) == ["not json, two", "lines"]
+    assert rows(data_dir, "SELECT learned FROM summaries") == [
+        ("no backoff\n\nNotes: ask about jitter",)]
+    assert rows(data_dir, "SELECT prompt_text FROM user_prompts") == [
+        ("why does the worker spin?",)]
+    again = import_path(data_dir, source)  # idempotent
+    assert sum(again.added.values()) == 0 and again.skipped["observation"] == 2
+    assert source.read_bytes() == before  # opened read-only: untouched
+
+
+def test_a_newer_shape_with_text_only_rows_and_epoch_seconds(data_dir, tmp_path):
+    report = import_path(data_dir, new_db(tmp_path / "claude-mem.db"))
+    assert report.added["observation"] == 1 and report.bad == []
+    [(sid, title, narrative, epoch)] = rows(
+        data_dir, "SELECT session_id, title, narrative, created_at_epoch FROM observations")
+    # The observation names the session by its memory id: it joins the Claude Code one.
+    assert sid == "cc-9" and title == "Switched the parser to a streaming reader"
+    assert narrative.endswith("It used 2 GB before.")
+    assert rows(data_dir, "SELECT id, started_at_epoch FROM sessions") == [
+        ("cc-9", MS + 86_400_000)]  # seconds read as seconds
+    assert epoch == 1_764_061_800_000  # no epoch column value: from created_at
+
+
+def test_other_sqlite_files_are_refused(data_dir, tmp_path):
+    other = tmp_path / "other.db"
+    conn = apsw.Connection(str(other))
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with pytest.raises(InputError, match="not a claude-mem database"):
+        list(records(other))
+    with pytest.raises(InputError, match="not a claude-mem database"):
+        import_path(data_dir, other)
+
+
+def test_the_cli_imports_a_claude_mem_database(data_dir, tmp_path):
+    source = old_db(tmp_path / "claude-mem.db")
+    result = subprocess.run([sys.executable, "-m", "memlite", "import", str(source), "--json"],
+                            capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["added"]["observation"] == 2
