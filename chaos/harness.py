@@ -174,21 +174,9 @@ class Chaos:
 
     def api(self, method: str, path: str, body: Any = None,
             timeout: float = 10) -> tuple[int, Any]:
-        import http.client
+        from memlite.workerapi import call
 
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            raw = None if body is None else json.dumps(body).encode()
-            conn.request(method, path, body=raw, headers={
-                "Authorization": f"Bearer {self.token()}", "Content-Type": "application/json"})
-            response = conn.getresponse()
-            data = response.read()
-        finally:
-            conn.close()
-        try:
-            return response.status, json.loads(data) if data else None
-        except ValueError:
-            return response.status, data
+        return call(self.port, self.token(), method, path, body, timeout=timeout)
 
     # --- the database, from outside ---------------------------------------------------------
 

@@ -150,37 +150,24 @@ def _add_worker_commands(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     """Start the worker if needed, ask it for a one-time login URL with the token, print it."""
-    import http.client
-
     from memlite.config import load_settings
     from memlite.errors import WorkerError
     from memlite.http.credentials import load_or_create_token
     from memlite.spawn import start_worker
+    from memlite.workerapi import call
 
     data_dir = load_settings().data_dir
     info = start_worker(data_dir, timeout=args.timeout).info
     assert info is not None  # start_worker waits for readiness
     token = load_or_create_token(data_dir)
-    conn = http.client.HTTPConnection("127.0.0.1", info.port, timeout=5)
-    try:
-        conn.request("POST", "/api/auth/login-link", body=b"",
-                     headers={"Authorization": f"Bearer {token}"})
-        response = conn.getresponse()
-        status, body = response.status, response.read()
-    except OSError as exc:
-        raise WorkerError(f"cannot reach the worker on port {info.port}: {exc}") from None
-    finally:
-        conn.close()
+    status, answer = call(info.port, token, "POST", "/api/auth/login-link", timeout=5)
     if status == 401:
         raise WorkerError("the worker does not accept this install's token; run "
                           "`memlite worker restart` and try again")
-    try:
-        url = json.loads(body)["url"] if status == 200 else None
-    except (ValueError, KeyError, TypeError):
-        url = None
+    url = answer.get("url") if status == 200 and isinstance(answer, dict) else None
     if not isinstance(url, str):
         raise WorkerError(f"the worker did not give a login link (HTTP {status}: "
-                          f"{body[:200].decode('utf-8', 'replace')})")
+                          f"{str(answer)[:200]})")
     if args.json:
         print(json.dumps({"url": url, "port": info.port, "pid": info.pid}))
     else:

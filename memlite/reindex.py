@@ -10,14 +10,13 @@ observation has its vector again it is found by full text.
 
 from __future__ import annotations
 
-import http.client
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from memlite.errors import WorkerError
+from memlite.workerapi import call
 
 __all__ = ["bar", "reindex"]
 
@@ -33,20 +32,8 @@ def bar(done: int, total: int, rate: float | None) -> str:
 
 
 def _call(port: int, token: str, method: str, path: str) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request(method, path, body=b"" if method == "POST" else None,
-                     headers={"Authorization": f"Bearer {token}"})
-        response = conn.getresponse()
-        status, raw = response.status, response.read()
-    except OSError as exc:
-        raise WorkerError(f"cannot reach the worker on port {port}: {exc}") from None
-    finally:
-        conn.close()
-    try:
-        return status, json.loads(raw) if raw else {}
-    except ValueError:
-        return status, {}
+    status, answer = call(port, token, method, path)
+    return status, answer if isinstance(answer, dict) else {}
 
 
 def reindex(data_dir: Path, *, timeout: float = 20.0, out: TextIO = sys.stderr,

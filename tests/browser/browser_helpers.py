@@ -49,21 +49,9 @@ class Worker:
 
     def api(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """One request with the bearer token (what hooks and the CLI send)."""
-        import http.client
+        from memlite.workerapi import call
 
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            data = None if body is None else json.dumps(body).encode()
-            conn.request(method, path, body=data, headers={
-                "Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
-            response = conn.getresponse()
-            raw = response.read()
-        finally:
-            conn.close()
-        try:
-            return response.status, json.loads(raw) if raw else None
-        except ValueError:
-            return response.status, raw.decode("utf-8", "replace")
+        return call(self.port, self.token, method, path, body)
 
     def login_url(self) -> str:
         result = subprocess.run([sys.executable, "-m", "memlite", "dashboard", "--json"],
