@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 import apsw
 import attrs
+from ports import free_port
 
 from memlite.lifecycle import pid_alive, read_pidfile
 from memlite.storage.db import db_path
@@ -35,12 +35,6 @@ FAKE_CLI = REPO / "tests" / "observer" / "fake_claude.py"
 BARE = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 __all__ = ["Chaos", "Figures", "free_port", "payload", "wait_until"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> float:

@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import apsw
 import pytest
+from ports import free_port
 
 from memlite.lifecycle import pid_alive
 from memlite.spawn import start_worker, worker_env
@@ -38,12 +38,6 @@ SHIM = HERE / "observer" / "memlite_fake_cli_worker.py"
 FAKE = HERE / "observer" / "fake_claude_echo.py"
 EVENTS = 200
 SESSION = "kill9-session"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> float:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
+from ports import free_port
 
 from memlite import storage
 from memlite.reindex import bar
@@ -29,12 +29,6 @@ def seeded(data_dir):
                 title=f"changed the parser, step {i}", narrative="tokens " * (i % 40)))
     conn.close()
     return 300
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

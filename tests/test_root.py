@@ -14,6 +14,7 @@ from functools import partial
 
 import pytest
 import trio
+from ports import free_port
 from worker_helpers import fixture, query
 
 from memlite import ingest
@@ -25,12 +26,6 @@ from memlite.hooks import spool
 
 SID = "063ff789-6364-494f-89fe-b93ab95a9061"
 ORDER = ["storage", "bus", "sessions", "reaper", "pruner", "embedder", "idle", "spool", "http"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

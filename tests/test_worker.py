@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from ports import free_port
 
 from memlite import __version__, worker
 from memlite.config import load_settings
@@ -39,12 +40,6 @@ from memlite.spawn import start_worker, worker_env
 
 REPO = Path(__file__).resolve().parent.parent
 IN_USE = "is in use by another program; set MEMLITE_WORKER_PORT to a free port"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def worker_pids(data_dir: Path) -> set[int]:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_helpers import BASE_MS, CHROMIUM, CHROMIUM_ARGS, DAY_MS, REPO, SEED, Worker, free_port
+from browser_helpers import BASE_MS, CHROMIUM, CHROMIUM_ARGS, DAY_MS, REPO, SEED, Worker
 from leakcheck import descendant_pids
+from ports import free_port
 
 from memlite import storage
 from memlite.spawn import stop_worker

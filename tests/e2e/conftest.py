@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from typing import Any
 import claude_agent_sdk
 import pytest
 from e2e_helpers import REAL_PLUGIN, FakeApi
+from ports import free_port
 
 HERE = Path(__file__).resolve().parent
 CLAUDE_BIN = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
@@ -42,12 +42,6 @@ def claude_bin() -> Path:
         pytest.skip(f"the Claude Code CLI bundled with claude-agent-sdk is missing "
                     f"({CLAUDE_BIN}): reinstall claude-agent-sdk to run e2e tests")
     return CLAUDE_BIN
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def real_plugin_ready() -> bool:

@@ -15,7 +15,8 @@ import sys
 import time
 
 import pytest
-from hookrun import REPO, free_port, worker_pids
+from hookrun import REPO, worker_pids
+from ports import free_port
 
 from memlite.lifecycle import pid_alive
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,12 +18,6 @@ FIXTURES = REPO / "tests" / "fixtures" / "claude-code" / "v2.1.332" / "hooks"
 HOOK = REPO / "plugin" / "scripts" / "hook.py"
 LAUNCHER = REPO / "plugin" / "scripts" / "memlite-hook"
 BARE = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def fixture_bytes(name: str, **changes: object) -> bytes:

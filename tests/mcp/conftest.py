@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import REPO, free_port, worker_pids
+from mcp_helpers import REPO, worker_pids
+from ports import free_port
 
 from memlite.lifecycle import pid_alive
 

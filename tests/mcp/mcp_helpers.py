@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from memlite.lifecycle import pid_alive
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def worker_pids(data_dir: Path) -> set[int]:
