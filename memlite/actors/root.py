@@ -12,6 +12,9 @@ previous one reported it was up)::
 
     bind 127.0.0.1:port  (fails fast if taken; connections queue until we serve)
     storage    open memlite.db: checks, WAL, migrations          permanent
+    snapshots  per-project context snapshots for a SessionStart   permanent
+               the worker cannot answer (stopped after every
+               writer but storage, so its last round sees all)
     bus        event fan-out for SSE                              permanent
     sessions   session supervisor (one actor per Claude session)  permanent
     reaper     every 60 s: stop idle session actors               permanent
@@ -55,6 +58,7 @@ from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
 from memlite.actors.session import Deliver, SessionSupervisor
+from memlite.actors.snapshots import Snapshotter
 from memlite.actors.storage import RequeueProcessingEvents, StorageActor
 from memlite.config import Settings
 from memlite.drain import drain_spool
@@ -109,6 +113,7 @@ class WorkerTree:
         data_dir = settings.data_dir
         self.supervisor = Supervisor([
             ChildSpec(name="storage", start=StorageActor(data_dir).run, shutdown=3.0),
+            ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=3.0),
             ChildSpec(name="bus", start=self._run_bus, shutdown=1.0),
             ChildSpec(name="sessions", start=self._run_sessions, shutdown=2.0),
             ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
@@ -144,6 +149,11 @@ class WorkerTree:
             return await conn.async_run(fn, conn, *args, **kwargs)
 
     # Each start function builds a fresh actor, so a restarted child starts clean.
+
+    async def _run_snapshots(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        services = self.services
+        await Snapshotter(services.data_dir, self._read, lambda: services.settings,
+                          bus=services.bus).run(task_status=task_status)
 
     async def _run_bus(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
         await EventBus().run(task_status=task_status)

@@ -8,8 +8,9 @@ STANDARD LIBRARY ONLY (the hook imports it). The hook runs on a bare interpreter
    once ``venv/.memlite-ready`` exists. Until then the first hook that finds it missing
    takes ``venv.lock`` (``O_EXCL``; stale after ``LOCK_STALE_SECONDS``) and starts, detached
    in its own session, :func:`build`: ``python -m venv`` then ``pip install`` of memlite from
-   the plugin's source, output in ``venv-install.log``. Events are spooled meanwhile and
-   drained by the first worker;
+   the plugin's source, output in ``venv-install.log``. Events are spooled meanwhile (a
+   SessionStart prints them from the spool: ``snapshot.py``); once the venv is ready the
+   builder starts the worker, which drains them (:func:`start_worker_when_ready`);
 3. otherwise the hook's own interpreter if it is a virtual environment's, else none.
 """
 
@@ -21,7 +22,7 @@ import sys
 import time
 
 __all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "build", "ensure_venv", "source_dir",
-           "worker_python"]
+           "start_worker_when_ready", "worker_python"]
 
 VENV_DIR = "venv"
 READY_FILE = ".memlite-ready"
@@ -105,6 +106,24 @@ def _import_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def start_worker_when_ready(python: str) -> None:
+    """First run: the venv is ready, so start the worker now (it drains the spool: the
+    events of the sessions that ran while the venv was being built), rather than wait for
+    some later hook to find it down. Never raises: a failure leaves that to the next hook.
+    """
+    try:
+        from memlite.hooks import client
+        from memlite.spawn import start_worker, worker_command
+
+        directory = client.data_dir()
+        result = start_worker(directory, argv=worker_command(directory, python=python),
+                              wait=False)
+        print(f"worker {'already running' if result.info else 'starting'} for {directory}",
+              flush=True)
+    except Exception as exc:  # noqa: BLE001 - the build itself succeeded
+        print(f"could not start the worker: {type(exc).__name__}: {exc}", flush=True)
+
+
 def build(data: str) -> int:
     """Create ``<data>/venv`` and pip-install memlite into it (run detached by the hook)."""
     venv = os.path.join(data, VENV_DIR)
@@ -118,6 +137,7 @@ def build(data: str) -> int:
         with open(os.path.join(venv, READY_FILE), "w") as f:
             f.write(f"{time.time()}\n")
         print("ready", flush=True)
+        start_worker_when_ready(python)
         return 0
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"failed: {exc}", flush=True)

@@ -27,9 +27,14 @@ Worker down (refused, no token yet, reset, unreadable reply) or failing (5xx), o
 there at all it is started with ``spawn.start_worker(wait=False)`` using the worker's
 Python (``$MEMLITE_PYTHON``, else the plugin venv, see ``bootstrap.py``), and if a ready
 worker is found right after, the event is sent once more (ingestion is idempotent). The
-worker drains the spool when it starts. A SessionStart that started the worker may wait
-for its first answer to print the context: ``$MEMLITE_HOOK_SESSION_START_WAIT`` seconds
-after the hook began (default 0, at most 1.5; a worker starts in ~0.35 s here).
+worker drains the spool when it starts.
+
+SessionStart never depends on a running worker (docs/delivery.md): when the worker does
+not answer (down, idled out, starting, hung past the deadline, 5xx), the hook prints the
+project's context snapshot, which the worker keeps fresh, plus the project's activity
+still in the spool (``snapshot.fallback_context``), at once. It never waits for a worker
+start (``$MEMLITE_HOOK_SESSION_START_WAIT``, default 0, is an opt-in wait used only when
+there is no snapshot and nothing spooled).
 
 Errors never reach stdout: one line goes to ``<data dir>/hooks.log`` (0600, rotated at
 ``LOG_MAX`` bytes to ``hooks.log.1``).
@@ -202,58 +207,82 @@ def _await_context(directory: str, port: int, cwd: object, until: float) -> str 
 
 
 def _session_start_wait() -> float:
-    """How long a SessionStart that found the worker down waits for it (seconds, <= 1.5).
+    """How long a SessionStart that found the worker down and had nothing to print from
+    the snapshot and spool waits for the worker it started (seconds, <= 1.5).
 
-    Default 1.0: a worker starts in ~0.4 s here, so the first session after an idle
-    shutdown still gets its memory; the wait happens only when the worker was down, and
-    Claude Code's first request is delayed by at most this much (never on a warm worker).
+    Default 0: the snapshot (``snapshot.py``) is the memory of a down worker, so no
+    SessionStart waits for a start. ``$MEMLITE_HOOK_SESSION_START_WAIT`` still lets a
+    person trade up to 1.5 s of every cold start for a worker's answer when there is no
+    snapshot yet (a database from a memlite older than snapshots).
     """
     try:
-        return min(max(float(os.environ.get(SESSION_START_WAIT_ENV, "") or 1.0), 0.0), 1.5)
+        return min(max(float(os.environ.get(SESSION_START_WAIT_ENV, "") or 0.0), 0.0), 1.5)
     except ValueError:
-        return 1.0
+        return 0.0
+
+
+def _fallback(directory: str, payload: dict[str, object], settings: dict[str, object],
+              why: str) -> str | None:
+    """SessionStart without the worker's answer: the project's snapshot plus its spooled
+    activity (``snapshot.fallback_context``), as the SessionStart reply; None if empty."""
+    from memlite.hooks import snapshot
+
+    try:
+        context = snapshot.fallback_context(directory, payload.get("cwd"), settings)
+    except Exception as exc:  # noqa: BLE001 - never fail the hook; say why in the log
+        log_line(directory, "SessionStart", f"{why}; snapshot unreadable: "
+                 f"{type(exc).__name__}: {exc}")
+        return None
+    log_line(directory, "SessionStart", f"{why}; served the snapshot and spool "
+             f"({len(context or '')} chars)")
+    if not context or not context.strip():
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                              "additionalContext": context}})
 
 
 def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Down,
                  directory: str, port: int, deadline: float,
-                 started: float) -> str | None:
+                 started: float, settings: dict[str, object] | None = None) -> str | None:
     """Spool the event, start the worker if nothing was listening, resend if it is ready.
 
-    Returns what a SessionStart prints when ``$MEMLITE_HOOK_SESSION_START_WAIT`` seconds
-    (default 1.0) let it get the context from the worker it just started.
+    A SessionStart returns what to print: the snapshot and spooled activity of its
+    project (``_fallback``), at once, without waiting for the worker it starts.
     """
     from memlite.hooks import bootstrap, spool
 
+    settings = settings or {}
+    start = event == "SessionStart"
     spool.append(directory, event, payload)
     if not down.absent:
         log_line(directory, event, f"{down}: spooled")
-        return None
+        return _fallback(directory, payload, settings, str(down)) if start else None
     python = bootstrap.worker_python()
     if python is None:
         log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
                  "not ready yet")
-        return None
+        return _fallback(directory, payload, settings, "no worker yet") if start else None
     from memlite.spawn import start_worker, worker_command
 
     result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
-    wait = _session_start_wait() if event == "SessionStart" else 0.0
-    out = None
-    if result.info is None:
-        # Someone is starting it (or we just did): its start drains the spool.
-        out = _await_context(directory, port, payload.get("cwd"), started + wait)
-    else:
+    if result.info is not None:
+        # A ready worker was found right after: send the event once more (idempotent).
         try:
-            bearer = client.token(directory)
-            _deliver(event, body, result.info.port, bearer,
+            _deliver(event, body, result.info.port, client.token(directory),
                      max(deadline, time.monotonic() + 0.3), directory)
-            if event == "SessionStart":
-                out = _await_context(directory, result.info.port, payload.get("cwd"),
-                                     max(deadline, started + wait))
-        except _Down:
+            if start:
+                out = _context(result.info.port, client.token(directory),
+                               payload.get("cwd"), max(deadline, time.monotonic() + 0.3))
+                if out is not None:
+                    return out
+        except (_Down, ValueError, AttributeError):
             pass  # it is in the spool
-    if event == "SessionStart" and out is None:
-        log_line(directory, event, f"{down}: spooled, worker starting; no context printed "
-                 f"(none from the worker within {wait:.1f} s)")
+    if not start:
+        return None
+    out = _fallback(directory, payload, settings, f"{down}: spooled, worker starting")
+    wait = _session_start_wait()
+    if out is None and wait > 0:
+        out = _await_context(directory, port, payload.get("cwd"), started + wait)
     return out
 
 
@@ -332,13 +361,14 @@ def run(argv: list[str]) -> str | None:
     try:
         _deliver(event, body, port, bearer, deadline, directory)
     except _Down as down:
-        return _worker_down(event, cleaned, body, down, directory, port, deadline, started)
+        return _worker_down(event, cleaned, body, down, directory, port, deadline, started,
+                            settings)
     _replace_if_older(directory, event)
     if event == "SessionStart":
         try:
             return _context(port, bearer, cleaned.get("cwd"), deadline)
         except (_Down, ValueError, AttributeError) as exc:
-            log_line(directory, event, f"no context: {exc}")
+            return _fallback(directory, cleaned, settings, f"no context from the worker: {exc}")
     return None
 
 

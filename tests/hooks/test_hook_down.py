@@ -38,33 +38,12 @@ def test_worker_down_spools_starts_the_worker_and_the_event_arrives(hook_env, da
     wait_until(lambda: not list((data_dir / "spool").glob("*.jsonl")))
 
 
-def test_session_start_with_the_worker_down_prints_nothing(hook_env, data_dir):
+def test_session_start_with_the_worker_down_and_no_memory_prints_nothing(hook_env, data_dir):
+    # With memory, it prints the snapshot and spool instead: test_session_start_cold.py
     result, elapsed = run_hook(hook_env, fixture_bytes("SessionStart.startup"), "SessionStart")
     assert (result.returncode, result.stdout) == (0, b"") and elapsed < 1.0
     wait_until(lambda: healthy(hook_env))
     wait_until(lambda: query(data_dir, "SELECT event_name FROM events") == [("SessionStart",)])
-
-
-def test_session_start_can_wait_for_the_worker_it_started(hook_env, data_dir, tmp_path):
-    from memlite import storage
-    from memlite.project import resolve_project
-
-    project_dir = tmp_path / "project"
-    project_dir.mkdir()
-    info = resolve_project(str(project_dir))
-    conn = storage.connect(data_dir)
-    with conn:
-        storage.insert_observation(conn, storage.NewObservation(
-            session_id="earlier", project=info.root if info else str(project_dir),
-            type="change", title="taught the parser empty input", backend="rules"))
-    conn.close()
-    env = {**hook_env, "MEMLITE_HOOK_SESSION_START_WAIT": "1.0"}
-    stdin = fixture_bytes("SessionStart.startup", cwd=str(project_dir))
-    result, elapsed = run_hook(env, stdin, "SessionStart")
-    assert result.returncode == 0 and elapsed < 1.5, (result, elapsed)
-    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "taught the parser empty input" in context
-    assert query(data_dir, "SELECT event_name FROM events") == [("SessionStart",)]
 
 
 def test_without_a_worker_python_the_event_is_only_spooled(hook_env, data_dir):

@@ -1,0 +1,169 @@
+"""SessionStart never depends on a running worker (issue 13, item 1).
+
+The hook is run as a process (the real ``hook.py`` on a bare interpreter). With the worker
+stopped, never started, or hung, SessionStart must print the project's memory at once:
+the snapshot the worker left plus the project's activity still in the spool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from hookrun import fixture_bytes, log_lines, run_hook, wait_until, worker_pids
+
+from memlite.hooks import snapshot
+from memlite.spawn import stop_worker
+
+
+def _project(tmp_path: Path, name: str = "greeter") -> Path:
+    project = tmp_path / "work" / name
+    (project / ".git").mkdir(parents=True)
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return project
+
+
+def _event(name: str, session: str, project: Path, **changes: object) -> bytes:
+    return fixture_bytes(name, session_id=session, cwd=str(project), **changes)
+
+
+def _context(result) -> str:  # type: ignore[no-untyped-def]
+    assert result.returncode == 0, result
+    assert result.stdout, "SessionStart printed nothing"
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    return out["additionalContext"]
+
+
+def _no_worker(env: dict[str, str]) -> dict[str, str]:
+    """The hook cannot start a worker (as while the plugin venv is being built)."""
+    return {k: v for k, v in env.items() if k != "MEMLITE_PYTHON"}
+
+
+def _session_one(env: dict[str, str], project: Path, session: str = "sess-one-1111") -> None:
+    for name, changes in (
+            ("SessionStart.startup", {}),
+            ("UserPromptSubmit", {"prompt": "rename the greeting in hello.py"}),
+            ("PostToolUse.Read", {"tool_use_id": f"toolu_{session}_r",
+                                  "tool_input": {"file_path": str(project / "hello.py")}}),
+            ("PostToolUse.Bash", {"tool_use_id": f"toolu_{session}_b",
+                                  "tool_input": {"command": "pytest -q tests/test_greet.py"}}),
+            ("Stop", {"last_assistant_message": "Renamed greet() to welcome()."}),
+            ("SessionEnd.other", {})):
+        result, _ = run_hook(env, _event(name, session, project, **changes),
+                             name.split(".")[0])
+        assert result.returncode == 0
+
+
+def test_worker_stopped_session_start_prints_the_snapshot_and_the_spool_at_once(
+        worker, hook_env, data_dir, tmp_path):
+    project = _project(tmp_path)
+    _session_one(hook_env, project)
+    # The worker writes the project's snapshot after the commits (debounced).
+    wait_until(lambda: "Renamed greet() to welcome()" in
+               ((snapshot.read(data_dir, str(project)) or {}).get("text") or ""))
+    assert stop_worker(data_dir, grace=10.0) is not None  # as an idle shutdown would
+    assert oct(os.stat(snapshot.path_for(data_dir, str(project))).st_mode & 0o777) == "0o600"
+
+    env = _no_worker(hook_env)  # nothing may drain the spool during the test
+    # Session 2 runs with the worker down: its activity is only in the spool.
+    run_hook(env, _event("UserPromptSubmit", "sess-two-2222", project,
+                         prompt="now document welcome()"), "UserPromptSubmit")
+    run_hook(env, _event("PostToolUse.Read", "sess-two-2222", project,
+                         tool_use_id="toolu_two_r",
+                         tool_input={"file_path": str(project / "README.md")}), "PostToolUse")
+    result, _ = run_hook(env, _event("SessionStart.startup", "sess-three-33", project),
+                         "SessionStart")
+    context = _context(result)
+    assert context.startswith("<memlite-context>") and context.endswith("</memlite-context>")
+    assert f"# Memory of project greeter ({project})" in context
+    assert "Renamed greet() to welcome()" in context  # session 1, from the snapshot
+    assert "rename the greeting in hello.py" in context
+    assert "now document welcome()" in context and "read README.md" in context  # spool
+    # Session 1 was observed (summary, observations); session 2 is raw activity.
+    assert context.index("Recent session summaries") < context.index("Renamed greet()") \
+        < context.index("Recent activity (raw") < context.index("now document welcome()")
+    assert len(context) <= 9000
+    assert worker_pids(data_dir) == set()
+    assert "served the snapshot and spool" in log_lines(data_dir)[-1]
+
+
+def test_first_install_spooled_activity_is_the_memory(hook_env, data_dir, tmp_path):
+    """No worker has ever run (the venv is being built): session 1 is only in the spool,
+    and session 2's SessionStart still prints it, within CONTEXT_MAX_CHARS."""
+    project = _project(tmp_path)
+    env = _no_worker(hook_env)
+    _session_one(env, project)
+    assert not (data_dir / "memlite.db").exists() and not (data_dir / "token").exists()
+    context = _context(run_hook(env, _event("SessionStart.startup", "sess-two-2222", project),
+                                "SessionStart")[0])
+    assert "rename the greeting in hello.py" in context and "read hello.py" in context
+    assert "`pytest -q tests/test_greet.py`" in context
+    assert "Renamed greet() to welcome()" in context  # Claude's last answer (Stop)
+    assert "Recent activity (raw, not yet compressed" in context
+
+    # Another project sees none of it; a small budget is kept.
+    other = _project(tmp_path, "other")
+    result, _ = run_hook(env, _event("SessionStart.startup", "sess-x", other), "SessionStart")
+    assert (result.returncode, result.stdout) == (0, b"")
+    data_dir.joinpath("settings.json").write_text(json.dumps({"CONTEXT_MAX_CHARS": 1500}))
+    for i in range(40):
+        run_hook(env, _event("PostToolUse.Read", "sess-big", project, tool_use_id=f"t{i}",
+                             tool_input={"file_path": f"{project}/src/module_{i:03}.py"}),
+                 "PostToolUse")
+    small = _context(run_hook(env, _event("SessionStart.startup", "sess-y", project),
+                              "SessionStart")[0])
+    assert len(small) <= 1500 and "module_039.py" in small and "Left out to fit" in small
+
+
+def test_hung_worker_session_start_falls_back_to_the_snapshot(hook_env, data_dir, tmp_path):
+    """A worker that accepts connections but never answers (hung, or starting: the port
+    is bound before it serves) costs the hook its deadline, then the snapshot is printed."""
+    project = _project(tmp_path)
+    snapshot.write(data_dir, str(project), text="<memlite-context>\nremembered: #7 parser "
+                   "fix\n</memlite-context>", items={"index": ["- #7 parser fix"]},
+                   budget=9000)
+    data_dir.joinpath("token").write_text("t" * 43)
+    with socket.socket() as hung:
+        hung.bind(("127.0.0.1", int(hook_env["MEMLITE_WORKER_PORT"])))
+        hung.listen(8)  # never accepted: requests time out
+        env = _no_worker(hook_env)
+        result, elapsed = run_hook(env, _event("SessionStart.startup", "sess-h", project),
+                                   "SessionStart")
+    assert _context(result) == "<memlite-context>\nremembered: #7 parser fix\n</memlite-context>"
+    assert "did not answer in time" in "\n".join(log_lines(data_dir))
+
+
+@pytest.mark.parametrize("layout", ["dir", "worktree", "submodule", "plain", "symlink"])
+def test_hook_project_root_matches_memlite_project(tmp_path, layout):
+    from memlite.project import resolve_project
+
+    main = tmp_path / "main"
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (main / "src" / "deep").mkdir(parents=True)
+    cwd = main / "src" / "deep"
+    if layout == "worktree":
+        wt = tmp_path / "wt"
+        (wt / "pkg").mkdir(parents=True)
+        (wt / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+        (main / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n")
+        cwd = wt / "pkg"
+    elif layout == "submodule":
+        sub = main / "vendor" / "lib"
+        (main / ".git" / "modules" / "lib").mkdir(parents=True)
+        sub.mkdir(parents=True)
+        (sub / ".git").write_text("gitdir: ../../.git/modules/lib\n")
+        cwd = sub
+    elif layout == "plain":
+        cwd = tmp_path / "loose" / "dir"
+        cwd.mkdir(parents=True)
+    elif layout == "symlink":
+        (tmp_path / "link").symlink_to(main)
+        cwd = tmp_path / "link" / "src"
+    info = resolve_project(str(cwd))
+    assert info is not None
+    assert snapshot.project_root(str(cwd)) == info.root
+    assert snapshot.project_root("relative/path") is None and snapshot.project_root("") is None
