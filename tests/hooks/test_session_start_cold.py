@@ -167,3 +167,41 @@ def test_hook_project_root_matches_memlite_project(tmp_path, layout):
     assert info is not None
     assert snapshot.project_root(str(cwd)) == info.root
     assert snapshot.project_root("relative/path") is None and snapshot.project_root("") is None
+
+
+def test_first_run_the_venv_builder_starts_the_worker_which_drains_the_spool(
+        hook_env, data_dir, tmp_path, monkeypatch):
+    """Issue 13 item 2: when the plugin venv is ready, the worker starts and the spool is
+    drained at once, with no wait for a later hook. ``build`` runs for real except for
+    the two slow commands (venv, pip), which make a venv whose python is this one."""
+    import subprocess
+    import sys
+
+    from hookrun import healthy, query
+
+    from memlite.hooks import bootstrap
+
+    project = _project(tmp_path)
+    _session_one(_no_worker(hook_env), project)  # spooled while the venv "is built"
+    assert worker_pids(data_dir) == set()
+    plugin_data = tmp_path / "plugin-data"
+    plugin_data.mkdir()
+
+    def fake_run(argv, check):  # type: ignore[no-untyped-def]
+        if argv[1:3] == ["-m", "venv"]:
+            (Path(argv[3]) / "bin").mkdir(parents=True)
+            shim = Path(argv[3]) / "bin" / "python"
+            shim.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+            shim.chmod(0o755)
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(bootstrap.subprocess, "run", fake_run)
+    for key in ("MEMLITE_WORKER_PORT", "MEMLITE_OBSERVER", "MEMLITE_EMBEDDER"):
+        if key in hook_env:
+            monkeypatch.setenv(key, hook_env[key])
+    assert bootstrap.build(str(plugin_data)) == 0
+    assert (plugin_data / "venv" / bootstrap.READY_FILE).exists()
+    wait_until(lambda: healthy(hook_env), timeout=30)
+    wait_until(lambda: query(data_dir, "SELECT count(*) FROM events") == [(6,)], timeout=30)
+    wait_until(lambda: not list((data_dir / "spool").glob("*.jsonl")))
+    wait_until(lambda: snapshot.read(data_dir, str(project)) is not None)
