@@ -21,7 +21,7 @@ number of ``tool_result`` blocks in ``messages[]``. Past the last step the answe
 text ``done.``. So the fake holds no state across requests and a retried request gets the
 same answer.
 
-Every request is appended to ``--log`` as one JSON line ``{"path", "headers", "body"}``
+Every request is appended to ``--log`` as one JSON line ``{"method", "path", "headers", "body", "at"}``
 (body parsed when it is JSON), so tests can search exactly what the CLI sent.
 """
 
@@ -32,6 +32,7 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -129,7 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _log(self, body: Any) -> None:
         entry = {"method": self.command, "path": self.path,
                  "headers": {k: self.headers.get(k) for k in _LOG_HEADERS if k in self.headers},
-                 "body": body}
+                 "body": body, "at": time.time()}  # wall clock, for benchmarks
         line = json.dumps(entry) + "\n"
         with self.server.log_lock, open(self.server.log_path, "a", encoding="utf-8") as f:
             f.write(line)
