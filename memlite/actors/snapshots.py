@@ -9,8 +9,10 @@ atomically (temp file, fsync, ``os.replace``; 0600) on a worker thread.
 Which projects: those whose memory may have changed since the last round: a project with
 an event, observation or summary newer than the round's high-water marks (one indexed
 query on the rowids). A "sweep" round also takes every project that already has a
-snapshot file, so a deletion or an event marked done without a new observation shows up
-within ``sweep`` seconds; a project left with no memory loses its snapshot.
+snapshot file: one runs after every deletion through the API (the HTTP layer publishes
+``{"type": "deleted"}``), and every ``sweep`` seconds for what leaves no trace (an event
+marked done without a new observation, a delete made outside the worker); a project
+left with no memory loses its snapshot.
 
 Mailbox:
     ``Refresh`` (size 64): run a round now (``sweep=True``: over every snapshot too) and
@@ -138,6 +140,7 @@ class Snapshotter:
         self.rounds = 0
         self.written = 0
         self._scheduled = False
+        self._sweep_next = False
 
     async def run(self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
                   ) -> None:
@@ -191,7 +194,9 @@ class Snapshotter:
                 # A round for what was committed while we were not subscribed (the marks
                 # find it), then one per burst of events.
                 self._schedule(me, nursery)
-                async for _event in channel:
+                async for event in channel:
+                    if event.get("type") == "deleted":
+                        self._sweep_next = True  # deletions leave no row for the marks
                     self._schedule(me, nursery)
             await trio.sleep(0.1)
 
@@ -203,8 +208,9 @@ class Snapshotter:
     async def _later(self, me: ActorRef) -> None:
         await trio.sleep(self.debounce)
         self._scheduled = False
+        sweep, self._sweep_next = self._sweep_next, False
         try:
-            me.send_nowait(Refresh())
+            me.send_nowait(Refresh(sweep=sweep))
         except ActorError:
             pass  # full (a round is queued anyway) or stopping (the last round follows)
 

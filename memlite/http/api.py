@@ -33,7 +33,7 @@ from memlite.errors import ConfigError, InputError, NotFound
 from memlite.http.auth import audit_actor
 from memlite.http.params import parse_id, read_json_object
 from memlite.http.state import current_state
-from memlite.ingest import ingest_hook_event
+from memlite.ingest import ingest_hook_event, publish
 
 __all__ = ["ASK_TIMEOUT", "RESTART_KEYS", "blueprint"]
 
@@ -219,6 +219,9 @@ async def _delete(message: type, field: str, value: Any, what: str) -> Response:
         lambda reply: message(**{field: value}, actor=actor, reply=reply), timeout=ASK_TIMEOUT)
     if not deleted:
         raise NotFound(f"no {what} {value}")
+    # Context snapshots (actors/snapshots.py) sweep on this: a deleted memory must not
+    # come back through a SessionStart served while the worker is down.
+    publish(current_state().services, {"type": "deleted", "what": what})
     return jsonify({"deleted": True, field: value})
 
 

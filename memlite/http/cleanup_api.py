@@ -154,4 +154,8 @@ async def apply() -> Response:
                                                            reply=reply),
             timeout=ASK_TIMEOUT)
         (deleted if done else missing).append(obs_id)
+    if deleted:  # context snapshots sweep on this (actors/snapshots.py)
+        from memlite.ingest import publish
+
+        publish(current_state().services, {"type": "deleted", "what": "observation"})
     return jsonify({"deleted": deleted, "missing": missing})

@@ -205,3 +205,29 @@ def test_first_run_the_venv_builder_starts_the_worker_which_drains_the_spool(
     wait_until(lambda: query(data_dir, "SELECT count(*) FROM events") == [(6,)], timeout=30)
     wait_until(lambda: not list((data_dir / "spool").glob("*.jsonl")))
     wait_until(lambda: snapshot.read(data_dir, str(project)) is not None)
+
+
+def test_memory_deleted_through_the_api_leaves_the_snapshot_at_once(worker, hook_env, data_dir,
+                                                                   tmp_path):
+    """A deletion must not come back through a SessionStart served while the worker is
+    down: the worker sweeps its snapshots after every delete (not only every 5 minutes)."""
+    from hookrun import query
+
+    from memlite.workerapi import call
+
+    project = _project(tmp_path)
+    _session_one(hook_env, project)
+    wait_until(lambda: "Renamed greet() to welcome()" in
+               ((snapshot.read(data_dir, str(project)) or {}).get("text") or ""))
+    token = (data_dir / "token").read_text().strip()
+    port = int(hook_env["MEMLITE_WORKER_PORT"])
+    for (summary_id,) in query(data_dir, "SELECT id FROM summaries"):
+        call(port, token, "DELETE", f"/api/summaries/{summary_id}")
+    wait_until(lambda: "Renamed greet() to welcome()" not in
+               ((snapshot.read(data_dir, str(project)) or {}).get("text") or ""))
+    call(port, token, "DELETE", "/api/sessions/sess-one-1111")
+    wait_until(lambda: snapshot.read(data_dir, str(project)) is None)
+    assert stop_worker(data_dir, grace=10.0) is not None
+    result, _ = run_hook(_no_worker(hook_env), _event("SessionStart.startup", "sess-2", project),
+                         "SessionStart")
+    assert (result.returncode, result.stdout) == (0, b"")
