@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_hooks import BARE, HOOK, count_events, free_port, memlite, ms, p95, populate  # noqa: E402
+from bench_hooks import BARE, HOOK, free_port, memlite, ms, p95, populate  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
 
 from memlite import storage  # noqa: E402

@@ -14,26 +14,7 @@ snapshot file: one runs after every deletion through the API (the HTTP layer pub
 marked done without a new observation, a delete made outside the worker); a project
 left with no memory loses its snapshot.
 
-Mailbox:
-    ``Refresh`` (size 64): run a round now (``sweep=True``: over every snapshot too) and
-    answer the projects written (``reply`` None: no answer). Any event on the bus (a
-    stored hook event, observation or summary) makes the actor send itself a ``Refresh``
-    ``debounce`` seconds later (one at a time), so a busy session costs one round per
-    ``debounce``.
-Lifecycle:
-    ``run`` reports its ref at once, then runs a start-up sweep round (snapshots written by
-    an older worker are refreshed, projects touched while no worker ran are written),
-    subscribes to the bus (retrying while the bus is not up yet) and serves until the
-    mailbox closes. Then it runs one last round, so what the session actors committed
-    while stopping is in the snapshots. The root starts it right after storage, so it is
-    stopped after every writer but storage.
-Failure:
-    A round that fails (a read error, a full disk) is logged; the marks are not advanced,
-    so the next round tries the same projects again. One project that fails does not stop
-    the others. A dropped bus subscription is opened again.
-Timeouts:
-    The bus subscription ask: 2 s (retried every 50 ms while the bus starts). The final round is bounded by
-    the child's shutdown grace (the supervisor cancels it past that).
+The actor's contract (mailbox, lifecycle, failure, timeouts) is in :class:`Snapshotter`.
 """
 
 from __future__ import annotations
@@ -125,6 +106,28 @@ class Snapshotter:
         bus: the event bus (wake-ups); None: only ``Refresh`` and the sweep run rounds.
         debounce: seconds between a wake-up and its round.
         sweep: seconds between sweep rounds.
+
+    Mailbox:
+        ``Refresh`` (size 64): run a round now (``sweep=True``: over every snapshot too) and
+        answer the projects written (``reply`` None: no answer). Any event on the bus (a
+        stored hook event, observation or summary) makes the actor send itself a ``Refresh``
+        ``debounce`` seconds later (one at a time), so a busy session costs one round per
+        ``debounce``.
+    Lifecycle:
+        ``run`` reports its ref at once, then runs a start-up sweep round (snapshots written
+        by an older worker are refreshed, projects touched while no worker ran are written),
+        subscribes to the bus (retrying while the bus is not up yet) and serves until the
+        mailbox closes. Then it runs one last round, so what the session actors committed
+        while stopping is in the snapshots. The root starts it right after storage, so it is
+        stopped after every writer but storage.
+    Failure:
+        A round that fails (a read error, a full disk) is logged; the marks are not
+        advanced, so the next round tries the same projects again. One project that fails
+        does not stop the others. A dropped bus subscription is opened again.
+    Timeouts:
+        The bus subscription ask: 2 s (retried every 50 ms while the bus starts). The final
+        round is bounded by the child's shutdown grace (the supervisor cancels it past
+        that).
     """
 
     def __init__(self, data_dir: Path, read: Read, settings: Callable[[], Any], *,

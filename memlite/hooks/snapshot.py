@@ -28,7 +28,6 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from memlite.context_text import (
     LAYER_ORDER,
@@ -158,7 +157,7 @@ def remove(data_dir: str | os.PathLike[str], root: str) -> bool:
     return True
 
 
-def read(data_dir: str | os.PathLike[str], root: str) -> dict[str, Any] | None:
+def read(data_dir: str | os.PathLike[str], root: str) -> dict[str, object] | None:
     """``root``'s snapshot, or None (missing, unreadable, another version, another root)."""
     try:
         with open(path_for(data_dir, root), "rb") as f:
@@ -223,7 +222,7 @@ def spooled_items(data_dir: str | os.PathLike[str], root: str, *,
     SessionStart, such as the one being started now) shows nothing.
     """
     roots: dict[str, str | None] = {}
-    sessions: dict[str, dict[str, Any]] = {}
+    sessions: dict[str, dict[str, object]] = {}
     for raw in _spool_lines(os.fspath(data_dir)):
         try:
             record = json.loads(raw)

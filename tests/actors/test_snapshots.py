@@ -41,7 +41,8 @@ def _reader(conn):  # type: ignore[no-untyped-def]
     return read
 
 
-def _seed(conn, project: str, session: str = "s1") -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _seed(conn, project: str,  # type: ignore[no-untyped-def]
+          session: str = "s1") -> tuple[int, int]:
     start_session(conn, session_id=session, project=project, at_ms=1_000)
     insert_prompt(conn, session_id=session, prompt_text="fix the parser", at_ms=1_001)
     insert_event(conn, session_id=session, event_name="PostToolUse", tool_name="Edit",

@@ -231,3 +231,16 @@ def test_memory_deleted_through_the_api_leaves_the_snapshot_at_once(worker, hook
     result, _ = run_hook(_no_worker(hook_env), _event("SessionStart.startup", "sess-2", project),
                          "SessionStart")
     assert (result.returncode, result.stdout) == (0, b"")
+
+
+def test_the_fallback_imports_only_the_standard_library_and_no_typing():
+    import subprocess
+
+    from hookrun import BARE, REPO
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import memlite.hooks.snapshot; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('trio', 'attrs', 'quart', "
+            "'apsw', 'hypercorn', 'typing') or m == 'memlite.context']; print(bad)")
+    result = subprocess.run([BARE, "-I", "-S", "-c", code, str(REPO / "plugin")],
+                            capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
