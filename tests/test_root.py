@@ -25,7 +25,7 @@ from memlite.errors import NotADatabaseError
 from memlite.hooks import spool
 
 SID = "063ff789-6364-494f-89fe-b93ab95a9061"
-ORDER = ["storage", "bus", "sessions", "reaper", "pruner", "embedder", "idle", "spool", "http"]
+ORDER = ["storage", "snapshots", "bus", "sessions", "reaper", "pruner", "embedder", "idle", "spool", "http"]
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ async def test_serves_then_stops_cleanly_and_quickly(settings, trees):
     # may have returned on ``shutdown`` a moment before the supervisor told it to).
     ended = [e.name for e in events if isinstance(e, ChildExited | ChildStopped)]
     assert ended == ["spool", "http", "idle", "embedder", "pruner", "reaper", "sessions", "bus",
-                     "storage"]
+                     "snapshots", "storage"]  # snapshots' last round sees all commits
     assert query(settings.data_dir, "SELECT event_name FROM events") == [("SessionStart",)]
     with pytest.raises(OSError):
         await http(port, "GET", "/api/health")  # nothing listens any more

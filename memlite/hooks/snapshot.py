@@ -267,35 +267,39 @@ def spooled_items(data_dir: str | os.PathLike[str], root: str, *,
 # --- the hook's side: the block ------------------------------------------------------------
 
 
-def _budget(settings: Mapping[str, object]) -> int:
+def _budget(settings: Mapping[str, object]) -> int | None:
+    """CONTEXT_MAX_CHARS as set ($MEMLITE_CONTEXT_MAX_CHARS, else settings.json), or None
+    when it is not set or not valid (500 to 10,000, as ``memlite.config`` accepts)."""
     raw = os.environ.get("MEMLITE_CONTEXT_MAX_CHARS", "").strip() \
         or str(settings.get("CONTEXT_MAX_CHARS", ""))
     try:
         value = int(raw)
     except ValueError:
-        return DEFAULT_BUDGET
-    return value if 500 <= value <= 10000 else DEFAULT_BUDGET
+        return None
+    return value if 500 <= value <= 10000 else None
 
 
 def fallback_context(data_dir: str, cwd: object,
                      settings: Mapping[str, object] | None = None) -> str | None:
     """The block for ``cwd``'s project from its snapshot and spooled activity, or None.
 
-    ``settings`` (settings.json) gives the budget when there is no snapshot; a snapshot
-    carries the budget and raw-layer cap the worker used.
+    The budget is CONTEXT_MAX_CHARS as set now (``settings``: settings.json, or the
+    environment), else the one the snapshot was packed with; the raw-layer cap is the
+    snapshot's (the worker's OBSERVATION_COUNT).
     """
     root = project_root(cwd)
     if root is None:
         return None
     snap = read(data_dir, root)
-    budget = snap.get("budget") if snap else None
+    packed_at = snap.get("budget") if snap else None
+    budget = _budget(settings or {}) or packed_at  # a setting changed since wins
     if isinstance(budget, bool) or not isinstance(budget, int) or not 100 <= budget <= 10000:
-        budget = _budget(settings or {})
+        budget = DEFAULT_BUDGET
     cap = snap.get("raw_cap") if snap else None
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
         cap = DEFAULT_RAW_CAP
     spooled = spooled_items(data_dir, root, limit=cap)
-    if snap is not None and not spooled:
+    if snap is not None and not spooled and budget == packed_at:
         return snap["text"] or None
     items = snap.get("items") if snap else None
     items = items if isinstance(items, dict) else {}

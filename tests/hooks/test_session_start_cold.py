@@ -244,3 +244,21 @@ def test_the_fallback_imports_only_the_standard_library_and_no_typing():
     result = subprocess.run([BARE, "-I", "-S", "-c", code, str(REPO / "plugin")],
                             capture_output=True, text=True, timeout=30)
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
+
+
+def test_a_budget_changed_while_the_worker_is_down_is_kept(hook_env, data_dir, tmp_path):
+    project = _project(tmp_path)
+    items = {"index": [f"- #{i} 2026-12-01 10:00 [change] edited module {i}"
+                       for i in range(200, 0, -1)]}
+    from memlite.context_text import pack_items
+
+    text, _, _ = pack_items(str(project), items, 9000)
+    snapshot.write(data_dir, str(project), text=text, items=items, budget=9000)
+    env = _no_worker(hook_env)
+    full = _context(run_hook(env, _event("SessionStart.startup", "s", project),
+                             "SessionStart")[0])
+    assert full == text and len(full) > 5000
+    data_dir.joinpath("settings.json").write_text(json.dumps({"CONTEXT_MAX_CHARS": 2000}))
+    small = _context(run_hook(env, _event("SessionStart.startup", "s", project),
+                              "SessionStart")[0])
+    assert len(small) <= 2000 and "edited module 200" in small and "Left out to fit" in small
