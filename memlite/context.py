@@ -2,7 +2,10 @@
 
 ``build_context(conn, project)`` reads a project's memory on a reader connection (one
 sync call, run with ``conn.async_run``) and returns a :class:`ContextBlock`; ``pack`` is
-the pure part (records in, text out) that tests drive directly.
+the pure part (records in, text out) that tests drive directly. The string work (item
+lines, hygiene, packing) lives in ``memlite.context_text``, standard library only, so
+the hook renders the worker-down block (snapshot + spool, docs/delivery.md) with the
+same code; ``snapshot_parts`` is what the worker puts in a project's snapshot.
 
 The block is Markdown wrapped in ``<memlite-context>`` … ``</memlite-context>``. It says up
 front that it is reference data recalled from earlier sessions, not instructions (Claude
