@@ -23,7 +23,6 @@ the worker never ran) the spooled activity alone is the memory.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -37,6 +36,14 @@ from memlite.context_text import (
     tool_target,
     with_warning,
 )
+
+try:  # the C module itself: ``hashlib`` also loads OpenSSL, 3-45 ms of a hook's start
+    from _sha256 import sha256  # Python <= 3.11
+except ImportError:  # pragma: no cover - depends on the Python version
+    try:
+        from _sha2 import sha256  # Python >= 3.12
+    except ImportError:
+        from hashlib import sha256
 
 __all__ = ["SNAPSHOT_DIR", "SNAPSHOT_VERSION", "fallback_context", "path_for", "project_root",
            "read", "remove", "spooled_items", "write"]
@@ -56,7 +63,7 @@ TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
 def path_for(data_dir: str | os.PathLike[str], root: str) -> str:
-    name = hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    name = sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return os.path.join(os.fspath(data_dir), SNAPSHOT_DIR, name + ".json")
 
 

@@ -143,3 +143,11 @@ def test_the_hook_reads_only_whole_snapshots_of_its_own_project(data_dir, tmp_pa
         f.write(b'{"v": 1, "project": "' + project.encode() + b'", "te')  # torn by hand
     assert snapshot.read(data_dir, project) is None
     assert snapshot.fallback_context(str(data_dir), project, {}) is None
+
+
+def test_snapshot_names_are_the_sha256_of_the_root(data_dir):
+    import hashlib
+
+    root = "/home/me/src/ünïcode project"
+    expected = hashlib.sha256(root.encode()).hexdigest()[:32] + ".json"
+    assert os.path.basename(snapshot.path_for(data_dir, root)) == expected
