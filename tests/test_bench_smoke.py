@@ -24,3 +24,13 @@ def test_search_benchmark_runs_small(tmp_path):
     for mode in ("fts", "semantic", "hybrid"):
         assert f"| `2k-20p` | 2,000 | 20 | wordllama | one project | {mode} |" in out, out
     assert "minilm-l6-v2-int8" in out and "wordllama-l2supercat-256" in out
+
+
+def test_cold_start_benchmark_runs_small():
+    result = subprocess.run(
+        [sys.executable, "bench/bench_cold_start.py", "--runs", "1", "--observations", "200",
+         "--no-cli"], cwd=REPO, capture_output=True, text=True, timeout=540)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "## Cold SessionStart (issue 13)" in result.stdout
+    assert "| SessionStart, worker DOWN (prints the snapshot, starts the worker) |" in \
+        result.stdout and "| 1/1 |" in result.stdout, result.stdout
