@@ -7,7 +7,11 @@ actor the supervisor's ``factory`` builds with it (``hub.factory``).
 What one doorbell does (``SessionEvent``; the data is in the database): read the
 session's pending events, oldest first, and for each one
 
-* not a tool event (prompt, Stop, ...): mark it ``skipped`` (the summary reads it later);
+* ``Stop``: mark it ``processing``; once every pending event before it is observed, make
+  the session's summary and store it with the Stop marked ``done`` in one transaction
+  (several Stops pending at once, after a crash, get one summary of the session so far);
+* another event that is not a tool event (prompt, SessionEnd, ...): mark it ``skipped``
+  (the summary reads it later);
 * rules backend (OBSERVER=rules, no CLI, or today's token budget spent): store the plain
   observation and mark the event done, in one transaction (or ``skipped``: nothing to say);
 * Claude backend: mark it ``processing``, ask, store the AI observations with their source
@@ -23,14 +27,21 @@ failure in a row; after ``max_attempts`` failures on one event the rules observa
 kept as final. ``health_threshold`` failures in a row are recorded on the session row,
 which SessionStart context and ``/api/health`` report.
 
-On ``Stop`` the actor asks its backend for the summary (the rules one if the AI fails).
+Durable summaries: a Stop is ``done`` only together with its summary (AI or rules). An
+actor cut off mid-summary (cancelled, crashed, the worker killed) leaves the Stop
+``processing``: the next actor of the session (or the next worker, at start) puts it back
+to pending and makes the summary then. A stopping actor (``request_stop``: SessionEnd, idle
+reaping, worker shutdown) keeps using the AI for the supervisor's summary wait (20 s after
+SessionEnd, 1.5 s at worker shutdown); an AI turn still running then is cut and the rules
+observation or summary is stored instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -127,8 +138,11 @@ class ObserverHub:
             if result.created:
                 self._announce("observation", result.id, obs.session_id, obs.project)
 
-    async def store_summary(self, summary: NewSummary) -> None:
-        summary_id = await self.ask(lambda reply: StoreSummary(summary=summary, reply=reply))
+    async def store_summary(self, summary: NewSummary, *,
+                            done_event_ids: Sequence[int] = ()) -> None:
+        """Store the summary and mark ``done_event_ids`` (its Stops) done, atomically."""
+        summary_id = await self.ask(lambda reply: StoreSummary(
+            summary=summary, done_event_ids=done_event_ids, reply=reply))
         self._announce("summary", summary_id, summary.session_id, summary.project)
 
     def _announce(self, kind: str, row_id: Any, session_id: str, project: str) -> None:
@@ -157,7 +171,8 @@ class ObservingSession(SessionActor):
     Timeouts:
         Each AI turn has the backend's deadline; each storage ask ``hub.ask_timeout``; a
         quota pause sleeps until ``Governor.paused_until`` (cancelled by a stop). An AI
-        conversation unused for ``hub.idle_seconds`` is closed by a watcher task.
+        conversation unused for ``hub.idle_seconds`` is closed by a watcher task. Once
+        stopping, AI turns end at ``ai_until`` (``request_stop``); rules from then on.
     """
 
     def __init__(self, session_id: str, *, hub: ObserverHub, mailbox_size: int = 128) -> None:
@@ -173,6 +188,23 @@ class ObservingSession(SessionActor):
         self._requeued = False
         self._sdk_session_id: str | None = None
         self._provisioned: set[int] = set()  # events given a rules observation in a pause
+        self._ai_scopes: set[trio.CancelScope] = set()  # AI turns in progress
+
+    def request_stop(self, summary_wait: float) -> None:
+        """Cut the AI turn in progress (and any later one) at now + ``summary_wait``."""
+        super().request_stop(summary_wait)
+        for scope in self._ai_scopes:
+            scope.deadline = min(scope.deadline, self.ai_until)
+
+    @contextlib.contextmanager
+    def _bounded(self) -> Iterator[trio.CancelScope]:
+        """A cancel scope around one AI turn: a stop cuts it at ``ai_until``."""
+        with trio.CancelScope(deadline=self.ai_until) as scope:
+            self._ai_scopes.add(scope)
+            try:
+                yield scope
+            finally:
+                self._ai_scopes.discard(scope)
 
     def statistics(self) -> SessionStatistics:
         stats = super().statistics()
@@ -200,8 +232,6 @@ class ObservingSession(SessionActor):
         if not self._requeued:
             await self._requeue_own()
         await self.feed()
-        if message.event_name == "Stop":
-            await self.summarize()
 
     # --- observing ----------------------------------------------------------------------
 
@@ -212,17 +242,26 @@ class ObservingSession(SessionActor):
         self._requeued = True
 
     async def feed(self) -> None:
-        """Observe every pending event of the session, oldest first."""
+        """Observe every pending event of the session, oldest first; then, if a Stop was
+        among them, store the summary (the Stops ``done`` with it)."""
+        stops: list[int] = []
         while events := await self.hub.read(reads.pending_events, session_id=self.session_id,
                                             limit=50):
             project = await self._project(events[0])
             for index, event in enumerate(events):
+                if event.event_name == "Stop":
+                    await self._set_status([event.id], "processing")
+                    stops.append(event.id)
+                    continue
                 await self._observe(event, events[index:], project)
+        if stops:
+            await self.summarize(stops)
         if self.ai is not None:
             await self.ai.idle()
 
     def _use_ai(self) -> bool:
-        if self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left():
+        if (self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left()
+                or trio.current_time() >= self.ai_until):
             self.backend_name = "rules"
             return False
         self.backend_name = "claude"
@@ -246,7 +285,12 @@ class ObservingSession(SessionActor):
                 continue
             await self._set_status([event.id], "processing")
             try:
-                found = await self.ai.observe([event], project=project)
+                with self._bounded() as turn:
+                    found = await self.ai.observe([event], project=project)
+                if turn.cancelled_caught:
+                    log.info("session %s: stopping; event %s gets its rules observation",
+                             self.session_id, event.id)
+                    break
             except QuotaPaused as exc:
                 await self._set_status([event.id], "pending")
                 self.hub.governor.pause(f"{exc.kind}: {exc}")
@@ -353,30 +397,46 @@ class ObservingSession(SessionActor):
 
     # --- the summary --------------------------------------------------------------------
 
-    async def summarize(self) -> None:
-        """Ask for the Stop summary (the rules one when the AI cannot give it)."""
+    async def summarize(self, stops: Sequence[int] = ()) -> None:
+        """Make the session's summary (the rules one when the AI cannot give it in time)
+        and store it with the ``stops`` (Stop event ids) marked done, in one transaction.
+        With nothing to summarize the Stops are marked ``skipped``."""
         events = await self.hub.read(observing.session_events, self.session_id)
-        if not events:
-            return
-        prompts = [p.prompt_text for p in await self.hub.read(reads.get_prompts,
-                                                                self.session_id)]
-        project = await self._project(events[0])
         summary = None
-        if self._use_ai() and self.hub.governor.paused_for() == 0:
-            assert self.ai is not None
-            try:
+        if events:
+            prompts = [p.prompt_text for p in await self.hub.read(reads.get_prompts,
+                                                                    self.session_id)]
+            project = await self._project(events[0])
+            summary = await self._ai_summary(events, prompts, project)
+            if summary is None:
+                summary = await self.rules.summarize(events, prompts, project=project,
+                                                     session_id=self.session_id)
+        if summary is not None:
+            await self.hub.store_summary(summary, done_event_ids=stops)
+        elif stops:
+            await self._set_status(stops, "skipped")
+
+    async def _ai_summary(self, events: Sequence[Event], prompts: list[str],
+                          project: str) -> NewSummary | None:
+        """The AI's summary, or None (no AI, paused, failed, or cut by a stop)."""
+        if not self._use_ai() or self.hub.governor.paused_for() > 0:
+            return None
+        assert self.ai is not None
+        summary = None
+        try:
+            with self._bounded() as turn:
                 summary = await self.ai.summarize(events, prompts, project=project,
                                                   session_id=self.session_id)
-                await self._note_sdk_session()
-            except QuotaPaused as exc:
-                self.hub.governor.pause(f"{exc.kind}: {exc}")
-            except ObserverError as exc:
-                await self._failed(exc)
-        if summary is None:
-            summary = await self.rules.summarize(events, prompts, project=project,
-                                                 session_id=self.session_id)
-        if summary is not None:
-            await self.hub.store_summary(summary)
+            if turn.cancelled_caught:
+                log.warning("session %s: the AI summary was not done within the stop's "
+                            "summary wait; the rules summary is stored", self.session_id)
+                return None
+            await self._note_sdk_session()
+        except QuotaPaused as exc:
+            self.hub.governor.pause(f"{exc.kind}: {exc}")
+        except ObserverError as exc:
+            await self._failed(exc)
+        return summary
 
 
 def _processing_ids(conn: Any, session_id: str) -> list[int]:
