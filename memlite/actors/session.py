@@ -283,6 +283,9 @@ class SessionSupervisor:
             may still spend on the AI (a summary in progress); then rules only.
         shutdown_summary_wait: the same when the supervisor itself stops (the worker is
             stopping).
+        shutdown: set when the worker starts stopping (its signal); from then every
+            session's AI is cut ``shutdown_summary_wait`` later, without waiting for the
+            children stopped before this supervisor.
 
     Mailbox:
         ``mailbox_size`` (default 256) of ``Deliver``, ``EndSession``, ``ListSessions``,
@@ -308,7 +311,7 @@ class SessionSupervisor:
     def __init__(self, *, factory: Callable[[str], SessionActor] = SessionActor,
                  stop_grace: float = 5.0, summary_wait: float = SUMMARY_WAIT_SECONDS,
                  shutdown_summary_wait: float = SHUTDOWN_SUMMARY_WAIT_SECONDS,
-                 mailbox_size: int = 256) -> None:
+                 shutdown: trio.Event | None = None, mailbox_size: int = 256) -> None:
         self.factory = factory
         self.stop_grace = stop_grace
         self.summary_wait = summary_wait
@@ -322,6 +325,8 @@ class SessionSupervisor:
         self._empty_since: float | None = None
         self._nursery: trio.Nursery | None = None
         self._ref: ActorRef | None = None
+        self._shutdown = shutdown
+        self._watcher = trio.CancelScope()
 
     async def run(
         self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
@@ -331,6 +336,10 @@ class SessionSupervisor:
         self._empty_since = trio.current_time()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self._watcher = trio.CancelScope()
+            if self._shutdown is not None:
+                nursery.start_soon(self._cut_ai_at_shutdown, self._shutdown,
+                                   name="sessions:shutdown")
             try:
                 with Mailbox("sessions", size=self.mailbox_size) as mailbox:
                     self._ref = mailbox.ref
@@ -343,6 +352,17 @@ class SessionSupervisor:
                 for session_id in list(self._live):
                     self._stop(session_id, "the worker is stopping",
                                summary_wait=self.shutdown_summary_wait)
+                self._watcher.cancel()
+
+    async def _cut_ai_at_shutdown(self, shutdown: trio.Event) -> None:
+        """At the worker's signal: every session may use the AI for
+        ``shutdown_summary_wait`` more seconds (then rules), counted from the signal."""
+        with self._watcher:
+            await shutdown.wait()
+            log.info("the worker is stopping: AI summaries end within %.1f s",
+                     self.shutdown_summary_wait)
+            for entry in [*self._live.values(), *self._ending]:
+                entry.actor.request_stop(self.shutdown_summary_wait)
 
     async def _handle(self, message: Inbox) -> None:
         match message:

@@ -253,3 +253,23 @@ async def test_an_event_while_the_actor_stops_does_not_start_a_second_one(data_d
     per_event = [e for _, e in ai.calls]
     assert sorted(per_event) == [(first,), (second,)]  # each asked once
     assert attrs.asdict(sup.statistics())["deferred"] == 1
+
+
+async def test_the_shutdown_wait_counts_from_the_workers_signal(data_dir):
+    """The root stops the HTTP front and other children before the sessions: the summary
+    wait must not start only when the session supervisor's turn comes."""
+    ai = SummaryAI(delay=math.inf)
+    shutdown = trio.Event()
+    async with observing(data_dir, make_ai=lambda sid: ai) as hub:
+        await add_events(hub, 1)
+        stop = await stop_event(hub)
+        sup = SessionSupervisor(factory=hub.factory, shutdown=shutdown,
+                                shutdown_summary_wait=0.2)
+        async with spawn(sup.run) as ref:
+            await ref.send(Deliver(session_id="s1", event_id=None, event_name="Stop"))
+            await ai.summarizing.wait()
+            shutdown.set()  # the signal; the supervisor itself is not stopped yet
+            await until(lambda: status(data_dir, stop) == "done", "the rules summary")
+            assert (await ref.ask(lambda reply: CountSessions(reply=reply),
+                                  timeout=5)).active == 1  # still running meanwhile
+    assert summaries(data_dir) == ["bump a"]
