@@ -24,3 +24,12 @@ def test_search_benchmark_runs_small(tmp_path):
     for mode in ("fts", "semantic", "hybrid"):
         assert f"| `2k-20p` | 2,000 | 20 | wordllama | one project | {mode} |" in out, out
     assert "minilm-l6-v2-int8" in out and "wordllama-l2supercat-256" in out
+
+
+def test_summary_benchmark_runs_small():
+    result = subprocess.run(
+        [sys.executable, "bench/bench_summary.py", "--sessions", "1", "--quick-exits", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "## Summaries (issue 13)" in result.stdout
+    assert "| **Stop → summary stored, AI backend (fake CLI)** |" in result.stdout
