@@ -348,7 +348,9 @@ class ObservingSession(SessionActor):
         await self._provisional(rest, project)
         governor = self.hub.governor
         while (left := governor.paused_for()) > 0:
-            with trio.move_on_after(min(left, PAUSE_POLL_SECONDS)):
+            if (stopping := self.ai_until - trio.current_time()) <= 0:
+                return  # the session ended: rules from now on (``_use_ai`` says no)
+            with trio.move_on_after(min(left, PAUSE_POLL_SECONDS, stopping)):
                 await governor.wait_resumed()
             pending = await self.hub.read(reads.pending_events, session_id=self.session_id,
                                           limit=200)

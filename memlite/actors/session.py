@@ -415,6 +415,8 @@ class SessionSupervisor:
     async def _spawn(self, session_id: str) -> _Entry | None:
         assert self._nursery is not None
         entry = _Entry(actor=self.factory(session_id))
+        if self._shutdown is not None and self._shutdown.is_set():
+            entry.actor.request_stop(self.shutdown_summary_wait)  # the worker is stopping
         self._live[session_id] = entry
         self._empty_since = None
         entry.ref = await self._nursery.start(self._run_session, session_id, entry,

@@ -273,3 +273,38 @@ async def test_the_shutdown_wait_counts_from_the_workers_signal(data_dir):
             assert (await ref.ask(lambda reply: CountSessions(reply=reply),
                                   timeout=5)).active == 1  # still running meanwhile
     assert summaries(data_dir) == ["bump a"]
+
+
+async def test_a_session_ending_during_a_quota_pause_gets_its_rules_summary(data_dir):
+    """The AI is paused for a minute (quota); the session ends: after the summary wait the
+    actor stops sitting out the pause, its events and the Stop are done with rules."""
+    from memlite.observer.backend import QuotaPaused
+
+    ai = SummaryAI(QuotaPaused("You've hit your usage limit", kind="quota"))
+    async with observing(data_dir, make_ai=lambda sid: ai) as hub:
+        ids = await add_events(hub, 2)
+        stop = await stop_event(hub)
+        sup = SessionSupervisor(factory=hub.factory, stop_grace=60.0, summary_wait=0.3)
+        async with spawn(sup.run) as ref:
+            await quick_exit(ref)
+            with trio.fail_after(20):  # the pause lasts 60 s: the wait was cut, not waited
+                await run_until_gone(sup, ref)
+        assert hub.governor.paused_for() > 30
+    assert summaries(data_dir) == ["bump a"]
+    assert [status(data_dir, i) for i in (*ids, stop)] == ["done"] * 3
+    assert ai.summaries == 0
+
+
+async def test_an_actor_started_after_the_shutdown_signal_has_the_shutdown_bound(data_dir):
+    ai = SummaryAI(delay=math.inf)
+    shutdown = trio.Event()
+    shutdown.set()
+    async with observing(data_dir, make_ai=lambda sid: ai) as hub:
+        await add_events(hub, 1)
+        stop = await stop_event(hub)
+        sup = SessionSupervisor(factory=hub.factory, shutdown=shutdown,
+                                shutdown_summary_wait=0.2)
+        async with spawn(sup.run) as ref:
+            await ref.send(Deliver(session_id="s1", event_id=None, event_name="Stop"))
+            await until(lambda: status(data_dir, stop) == "done", "the rules summary")
+    assert summaries(data_dir) == ["bump a"]
