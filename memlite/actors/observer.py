@@ -32,8 +32,9 @@ actor cut off mid-summary (cancelled, crashed, the worker killed) leaves the Sto
 ``processing``: the next actor of the session (or the next worker, at start) puts it back
 to pending and makes the summary then. A stopping actor (``request_stop``: SessionEnd, idle
 reaping, worker shutdown) keeps using the AI for the supervisor's summary wait (20 s after
-SessionEnd, 1.5 s at worker shutdown); an AI turn still running then is cut and the rules
-observation or summary is stored instead.
+SessionEnd, 1.5 s at worker shutdown); an AI turn still running then is cut: the summary
+is the rules one, and the events not yet observed get a provisional rules observation (for
+the context) and stay pending for the AI, which observes them at the next start.
 """
 
 from __future__ import annotations
@@ -245,10 +246,11 @@ class ObservingSession(SessionActor):
         """Observe every pending event of the session, oldest first; then, if a Stop was
         among them, store the summary (the Stops ``done`` with it)."""
         stops: list[int] = []
-        while events := await self.hub.read(reads.pending_events, session_id=self.session_id,
-                                            limit=50):
+        after = 0  # events left pending (cut off by a stop) are not read again
+        while events := await self.hub.read(_pending_after, self.session_id, after):
             project = await self._project(events[0])
             for index, event in enumerate(events):
+                after = event.id
                 if event.event_name == "Stop":
                     await self._set_status([event.id], "processing")
                     stops.append(event.id)
@@ -258,6 +260,11 @@ class ObservingSession(SessionActor):
             await self.summarize(stops)
         if self.ai is not None:
             await self.ai.idle()
+
+    def _cut_off(self) -> bool:
+        """Stopping, past the summary wait, though the AI would otherwise observe."""
+        return (trio.current_time() >= self.ai_until and self.hub.make_ai is not None
+                and not self.no_ai and self.hub.governor.budget_left())
 
     def _use_ai(self) -> bool:
         if (self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left()
@@ -288,8 +295,6 @@ class ObservingSession(SessionActor):
                 with self._bounded() as turn:
                     found = await self.ai.observe([event], project=project)
                 if turn.cancelled_caught:
-                    log.info("session %s: stopping; event %s gets its rules observation",
-                             self.session_id, event.id)
                     break
             except QuotaPaused as exc:
                 await self._set_status([event.id], "pending")
@@ -311,6 +316,12 @@ class ObservingSession(SessionActor):
             await self._succeeded()
             await self._note_sdk_session()
             await self._store(event, found, supersede=True)
+            return
+        if self._cut_off() and attempts < self.hub.max_attempts:
+            # The session is stopping: a provisional rules observation for the context;
+            # the event stays pending for the AI (the next actor or the next start).
+            await self._set_status([event.id], "pending")
+            await self._provisional([event], project)
             return
         await self._store(event, await self.rules.observe([event], project=project))
 
@@ -439,6 +450,12 @@ class ObservingSession(SessionActor):
         except ObserverError as exc:
             await self._failed(exc)
         return summary
+
+
+def _pending_after(conn: Any, session_id: str, after: int, limit: int = 50) -> list[Event]:
+    """The session's pending events after id ``after``, oldest first."""
+    return reads._all(conn, Event, "WHERE session_id = ? AND status = 'pending' AND id > ? "
+                      "ORDER BY id LIMIT ?", (session_id, after, limit))
 
 
 def _processing_ids(conn: Any, session_id: str) -> list[int]:

@@ -277,7 +277,8 @@ async def test_the_shutdown_wait_counts_from_the_workers_signal(data_dir):
 
 async def test_a_session_ending_during_a_quota_pause_gets_its_rules_summary(data_dir):
     """The AI is paused for a minute (quota); the session ends: after the summary wait the
-    actor stops sitting out the pause, its events and the Stop are done with rules."""
+    actor stops sitting out the pause; the Stop is done with the rules summary, the events
+    keep their provisional rules observations and stay pending for the AI."""
     from memlite.observer.backend import QuotaPaused
 
     ai = SummaryAI(QuotaPaused("You've hit your usage limit", kind="quota"))
@@ -291,7 +292,9 @@ async def test_a_session_ending_during_a_quota_pause_gets_its_rules_summary(data
                 await run_until_gone(sup, ref)
         assert hub.governor.paused_for() > 30
     assert summaries(data_dir) == ["bump a"]
-    assert [status(data_dir, i) for i in (*ids, stop)] == ["done"] * 3
+    assert [status(data_dir, i) for i in (*ids, stop)] == ["pending", "pending", "done"]
+    assert db_rows(data_dir, "SELECT backend, source_event_ids FROM observations "
+                             "ORDER BY id") == [("rules", f"[{i}]") for i in ids]
     assert ai.summaries == 0
 
 
@@ -308,3 +311,25 @@ async def test_an_actor_started_after_the_shutdown_signal_has_the_shutdown_bound
             await ref.send(Deliver(session_id="s1", event_id=None, event_name="Stop"))
             await until(lambda: status(data_dir, stop) == "done", "the rules summary")
     assert summaries(data_dir) == ["bump a"]
+
+
+async def test_events_cut_off_by_the_stop_stay_pending_for_the_ai(data_dir):
+    """A backlog the AI cannot finish within the summary wait: the turn in progress is cut,
+    every event not observed gets a provisional rules observation and stays pending (the
+    next start's AI observes them); the Stop gets the rules summary, done."""
+    ai = GatedAI()  # its first turn never ends (the gate stays shut)
+    async with observing(data_dir, make_ai=lambda sid: ai) as hub:
+        ids = await add_events(hub, 3)
+        stop = await stop_event(hub)
+        sup = SessionSupervisor(factory=hub.factory, stop_grace=60.0, summary_wait=0.3)
+        async with spawn(sup.run) as ref:
+            await ref.send(Deliver(session_id="s1", event_id=None, event_name="PostToolUse"))
+            await ai.asked.wait()
+            await quick_exit(ref)
+            with trio.fail_after(20):
+                await run_until_gone(sup, ref)
+    assert [status(data_dir, i) for i in ids] == ["pending"] * 3
+    assert db_rows(data_dir, "SELECT backend, source_event_ids FROM observations "
+                             "ORDER BY id") == [("rules", f"[{i}]") for i in ids]
+    assert status(data_dir, stop) == "done" and summaries(data_dir) == ["bump a"]
+    assert len(ai.calls) == 0  # the one turn asked was cut before it answered
