@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_search.py --write
 	$(BIN)/python -m bench.eval.run --write
 	$(BIN)/python bench/bench_fuzz.py --write
+	$(BIN)/python bench/bench_summary.py --write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

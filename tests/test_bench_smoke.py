@@ -34,3 +34,12 @@ def test_cold_start_benchmark_runs_small():
     assert "## Cold SessionStart (issue 13)" in result.stdout
     assert "| SessionStart, worker DOWN (prints the snapshot, starts the worker) |" in \
         result.stdout and "| 1/1 |" in result.stdout, result.stdout
+
+
+def test_summary_benchmark_runs_small():
+    result = subprocess.run(
+        [sys.executable, "bench/bench_summary.py", "--sessions", "1", "--quick-exits", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "## Summaries (issue 13)" in result.stdout
+    assert "| **Stop → summary stored, AI backend (fake CLI)** |" in result.stdout

@@ -7,7 +7,11 @@ actor the supervisor's ``factory`` builds with it (``hub.factory``).
 What one doorbell does (``SessionEvent``; the data is in the database): read the
 session's pending events, oldest first, and for each one
 
-* not a tool event (prompt, Stop, ...): mark it ``skipped`` (the summary reads it later);
+* ``Stop``: mark it ``processing``; once every pending event before it is observed, make
+  the session's summary and store it with the Stop marked ``done`` in one transaction
+  (several Stops pending at once, after a crash, get one summary of the session so far);
+* another event that is not a tool event (prompt, SessionEnd, ...): mark it ``skipped``
+  (the summary reads it later);
 * rules backend (OBSERVER=rules, no CLI, or today's token budget spent): store the plain
   observation and mark the event done, in one transaction (or ``skipped``: nothing to say);
 * Claude backend: mark it ``processing``, ask, store the AI observations with their source
@@ -23,14 +27,22 @@ failure in a row; after ``max_attempts`` failures on one event the rules observa
 kept as final. ``health_threshold`` failures in a row are recorded on the session row,
 which SessionStart context and ``/api/health`` report.
 
-On ``Stop`` the actor asks its backend for the summary (the rules one if the AI fails).
+Durable summaries: a Stop is ``done`` only together with its summary (AI or rules). An
+actor cut off mid-summary (cancelled, crashed, the worker killed) leaves the Stop
+``processing``: the next actor of the session (or the next worker, at start) puts it back
+to pending and makes the summary then. A stopping actor (``request_stop``: SessionEnd, idle
+reaping, worker shutdown) keeps using the AI for the supervisor's summary wait (20 s after
+SessionEnd, 1.5 s at worker shutdown); an AI turn still running then is cut: the summary
+is the rules one, and the events not yet observed get a provisional rules observation (for
+the context) and stay pending for the AI, which observes them at the next start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -127,8 +139,11 @@ class ObserverHub:
             if result.created:
                 self._announce("observation", result.id, obs.session_id, obs.project)
 
-    async def store_summary(self, summary: NewSummary) -> None:
-        summary_id = await self.ask(lambda reply: StoreSummary(summary=summary, reply=reply))
+    async def store_summary(self, summary: NewSummary, *,
+                            done_event_ids: Sequence[int] = ()) -> None:
+        """Store the summary and mark ``done_event_ids`` (its Stops) done, atomically."""
+        summary_id = await self.ask(lambda reply: StoreSummary(
+            summary=summary, done_event_ids=done_event_ids, reply=reply))
         self._announce("summary", summary_id, summary.session_id, summary.project)
 
     def _announce(self, kind: str, row_id: Any, session_id: str, project: str) -> None:
@@ -157,7 +172,8 @@ class ObservingSession(SessionActor):
     Timeouts:
         Each AI turn has the backend's deadline; each storage ask ``hub.ask_timeout``; a
         quota pause sleeps until ``Governor.paused_until`` (cancelled by a stop). An AI
-        conversation unused for ``hub.idle_seconds`` is closed by a watcher task.
+        conversation unused for ``hub.idle_seconds`` is closed by a watcher task. Once
+        stopping, AI turns end at ``ai_until`` (``request_stop``); rules from then on.
     """
 
     def __init__(self, session_id: str, *, hub: ObserverHub, mailbox_size: int = 128) -> None:
@@ -173,6 +189,23 @@ class ObservingSession(SessionActor):
         self._requeued = False
         self._sdk_session_id: str | None = None
         self._provisioned: set[int] = set()  # events given a rules observation in a pause
+        self._ai_scopes: set[trio.CancelScope] = set()  # AI turns in progress
+
+    def request_stop(self, summary_wait: float) -> None:
+        """Cut the AI turn in progress (and any later one) at now + ``summary_wait``."""
+        super().request_stop(summary_wait)
+        for scope in self._ai_scopes:
+            scope.deadline = min(scope.deadline, self.ai_until)
+
+    @contextlib.contextmanager
+    def _bounded(self) -> Iterator[trio.CancelScope]:
+        """A cancel scope around one AI turn: a stop cuts it at ``ai_until``."""
+        with trio.CancelScope(deadline=self.ai_until) as scope:
+            self._ai_scopes.add(scope)
+            try:
+                yield scope
+            finally:
+                self._ai_scopes.discard(scope)
 
     def statistics(self) -> SessionStatistics:
         stats = super().statistics()
@@ -200,8 +233,6 @@ class ObservingSession(SessionActor):
         if not self._requeued:
             await self._requeue_own()
         await self.feed()
-        if message.event_name == "Stop":
-            await self.summarize()
 
     # --- observing ----------------------------------------------------------------------
 
@@ -212,17 +243,32 @@ class ObservingSession(SessionActor):
         self._requeued = True
 
     async def feed(self) -> None:
-        """Observe every pending event of the session, oldest first."""
-        while events := await self.hub.read(reads.pending_events, session_id=self.session_id,
-                                            limit=50):
+        """Observe every pending event of the session, oldest first; then, if a Stop was
+        among them, store the summary (the Stops ``done`` with it)."""
+        stops: list[int] = []
+        after = 0  # events left pending (cut off by a stop) are not read again
+        while events := await self.hub.read(_pending_after, self.session_id, after):
             project = await self._project(events[0])
             for index, event in enumerate(events):
+                after = event.id
+                if event.event_name == "Stop":
+                    await self._set_status([event.id], "processing")
+                    stops.append(event.id)
+                    continue
                 await self._observe(event, events[index:], project)
+        if stops:
+            await self.summarize(stops)
         if self.ai is not None:
             await self.ai.idle()
 
+    def _cut_off(self) -> bool:
+        """Stopping, past the summary wait, though the AI would otherwise observe."""
+        return (trio.current_time() >= self.ai_until and self.hub.make_ai is not None
+                and not self.no_ai and self.hub.governor.budget_left())
+
     def _use_ai(self) -> bool:
-        if self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left():
+        if (self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left()
+                or trio.current_time() >= self.ai_until):
             self.backend_name = "rules"
             return False
         self.backend_name = "claude"
@@ -246,7 +292,10 @@ class ObservingSession(SessionActor):
                 continue
             await self._set_status([event.id], "processing")
             try:
-                found = await self.ai.observe([event], project=project)
+                with self._bounded() as turn:
+                    found = await self.ai.observe([event], project=project)
+                if turn.cancelled_caught:
+                    break
             except QuotaPaused as exc:
                 await self._set_status([event.id], "pending")
                 self.hub.governor.pause(f"{exc.kind}: {exc}")
@@ -267,6 +316,12 @@ class ObservingSession(SessionActor):
             await self._succeeded()
             await self._note_sdk_session()
             await self._store(event, found, supersede=True)
+            return
+        if self._cut_off() and attempts < self.hub.max_attempts:
+            # The session is stopping: a provisional rules observation for the context;
+            # the event stays pending for the AI (the next actor or the next start).
+            await self._set_status([event.id], "pending")
+            await self._provisional([event], project)
             return
         await self._store(event, await self.rules.observe([event], project=project))
 
@@ -304,7 +359,9 @@ class ObservingSession(SessionActor):
         await self._provisional(rest, project)
         governor = self.hub.governor
         while (left := governor.paused_for()) > 0:
-            with trio.move_on_after(min(left, PAUSE_POLL_SECONDS)):
+            if (stopping := self.ai_until - trio.current_time()) <= 0:
+                return  # the session ended: rules from now on (``_use_ai`` says no)
+            with trio.move_on_after(min(left, PAUSE_POLL_SECONDS, stopping)):
                 await governor.wait_resumed()
             pending = await self.hub.read(reads.pending_events, session_id=self.session_id,
                                           limit=200)
@@ -353,30 +410,52 @@ class ObservingSession(SessionActor):
 
     # --- the summary --------------------------------------------------------------------
 
-    async def summarize(self) -> None:
-        """Ask for the Stop summary (the rules one when the AI cannot give it)."""
+    async def summarize(self, stops: Sequence[int] = ()) -> None:
+        """Make the session's summary (the rules one when the AI cannot give it in time)
+        and store it with the ``stops`` (Stop event ids) marked done, in one transaction.
+        With nothing to summarize the Stops are marked ``skipped``."""
         events = await self.hub.read(observing.session_events, self.session_id)
-        if not events:
-            return
-        prompts = [p.prompt_text for p in await self.hub.read(reads.get_prompts,
-                                                                self.session_id)]
-        project = await self._project(events[0])
         summary = None
-        if self._use_ai() and self.hub.governor.paused_for() == 0:
-            assert self.ai is not None
-            try:
+        if events:
+            prompts = [p.prompt_text for p in await self.hub.read(reads.get_prompts,
+                                                                    self.session_id)]
+            project = await self._project(events[0])
+            summary = await self._ai_summary(events, prompts, project)
+            if summary is None:
+                summary = await self.rules.summarize(events, prompts, project=project,
+                                                     session_id=self.session_id)
+        if summary is not None:
+            await self.hub.store_summary(summary, done_event_ids=stops)
+        elif stops:
+            await self._set_status(stops, "skipped")
+
+    async def _ai_summary(self, events: Sequence[Event], prompts: list[str],
+                          project: str) -> NewSummary | None:
+        """The AI's summary, or None (no AI, paused, failed, or cut by a stop)."""
+        if not self._use_ai() or self.hub.governor.paused_for() > 0:
+            return None
+        assert self.ai is not None
+        summary = None
+        try:
+            with self._bounded() as turn:
                 summary = await self.ai.summarize(events, prompts, project=project,
                                                   session_id=self.session_id)
-                await self._note_sdk_session()
-            except QuotaPaused as exc:
-                self.hub.governor.pause(f"{exc.kind}: {exc}")
-            except ObserverError as exc:
-                await self._failed(exc)
-        if summary is None:
-            summary = await self.rules.summarize(events, prompts, project=project,
-                                                 session_id=self.session_id)
-        if summary is not None:
-            await self.hub.store_summary(summary)
+            if turn.cancelled_caught:
+                log.warning("session %s: the AI summary was not done within the stop's "
+                            "summary wait; the rules summary is stored", self.session_id)
+                return None
+            await self._note_sdk_session()
+        except QuotaPaused as exc:
+            self.hub.governor.pause(f"{exc.kind}: {exc}")
+        except ObserverError as exc:
+            await self._failed(exc)
+        return summary
+
+
+def _pending_after(conn: Any, session_id: str, after: int, limit: int = 50) -> list[Event]:
+    """The session's pending events after id ``after``, oldest first."""
+    return reads._all(conn, Event, "WHERE session_id = ? AND status = 'pending' AND id > ? "
+                      "ORDER BY id LIMIT ?", (session_id, after, limit))
 
 
 def _processing_ids(conn: Any, session_id: str) -> list[int]:

@@ -26,6 +26,8 @@ previous one reported it was up)::
                more (events spooled while the worker was starting)  transient
 
 Stop order: ``shutdown`` is set (a signal relayed from the worker, or the idle actor).
+At once every session's AI is given ``SHUTDOWN_SUMMARY_WAIT_SECONDS`` (1.5 s) more: a
+summary in progress that is not done by then is replaced by the rules summary.
 Hypercorn stops accepting at once and gives open requests ``graceful_timeout`` (1 s); SSE
 streams end by themselves on ``shutdown``. Then the supervisor stops the children in
 reverse: the storage actor last, so every write already accepted is committed, then the
@@ -57,7 +59,7 @@ from memlite.actors.idle import IdleShutdown
 from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
-from memlite.actors.session import Deliver, SessionSupervisor
+from memlite.actors.session import SHUTDOWN_SUMMARY_WAIT_SECONDS, Deliver, SessionSupervisor
 from memlite.actors.snapshots import Snapshotter
 from memlite.actors.storage import RequeueProcessingEvents, StorageActor
 from memlite.config import Settings
@@ -115,7 +117,10 @@ class WorkerTree:
             ChildSpec(name="storage", start=StorageActor(data_dir).run, shutdown=3.0),
             ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=3.0),
             ChildSpec(name="bus", start=self._run_bus, shutdown=1.0),
-            ChildSpec(name="sessions", start=self._run_sessions, shutdown=2.0),
+            # Summaries in progress get SHUTDOWN_SUMMARY_WAIT_SECONDS (1.5 s) from the
+            # signal, then the rules summary is stored: 1 s for that and the rest.
+            ChildSpec(name="sessions", start=self._run_sessions,
+                      shutdown=SHUTDOWN_SUMMARY_WAIT_SECONDS + 1.0),
             ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
             ChildSpec(name="pruner", start=self._run_pruner, shutdown=1.0),
             ChildSpec(name="embedder", start=self._run_embedder, shutdown=1.0),
@@ -168,8 +173,8 @@ class WorkerTree:
             lambda reply: RequeueProcessingEvents(reply=reply), timeout=30)
         if requeued:
             log.info("requeued %d events left processing by a previous worker", requeued)
-        await SessionSupervisor(factory=self.services.observer.factory).run(
-            task_status=task_status)
+        await SessionSupervisor(factory=self.services.observer.factory,
+                                shutdown=self.services.shutdown).run(task_status=task_status)
 
     async def _run_pruner(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
         settings = self.services.settings

@@ -11,11 +11,22 @@ reads its pending events from the database.
 The ``SessionSupervisor`` owns every session actor: it starts one on a session's first
 ``Deliver``, stops it gracefully on ``EndSession`` or when the reaper finds it idle, and
 answers ``ListSessions`` for ``/api/debug/sessions``.
+
+At most one actor per session id, at any moment: a ``Deliver`` that arrives while the
+session's actor is stopping does not start a second one (which would requeue the first
+one's ``processing`` events and spend AI tokens on them twice); it is held until the
+stopping actor is gone, then the session's next actor starts and reads its pending events.
+
+Stopping waits for a summary in progress, within a bound: a stopping actor may use the AI
+for ``summary_wait`` more seconds (``SUMMARY_WAIT_SECONDS``, 20 s, on ``EndSession`` and
+idle reaping; ``SHUTDOWN_SUMMARY_WAIT_SECONDS``, 1.5 s, when the worker stops); past it
+the observing actor stores the rules summary instead (milliseconds), then ends.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import assert_never
 
@@ -23,9 +34,11 @@ import attrs
 import trio
 
 from memlite.actors.core import ActorRef, Mailbox, Reply
-from memlite.errors import ActorDied, MailboxFull
+from memlite.errors import ActorDied, ActorError, MailboxFull
 
 __all__ = [
+    "SHUTDOWN_SUMMARY_WAIT_SECONDS",
+    "SUMMARY_WAIT_SECONDS",
     "CountSessions",
     "Deliver",
     "EndSession",
@@ -42,6 +55,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+SUMMARY_WAIT_SECONDS = 20.0
+"""After ``EndSession`` (or idle reaping), seconds a session actor may still spend on an AI
+summary (or AI observations before it); past them it stores the rules summary."""
+SHUTDOWN_SUMMARY_WAIT_SECONDS = 1.5
+"""The same when the worker stops: it must exit within ``SHUTDOWN_GRACE_SECONDS`` (4 s)."""
 
 
 # --- the supervisor's messages ------------------------------------------------------------
@@ -166,7 +185,7 @@ class SessionActor:
         session; the session's next event starts a fresh actor (its events wait in the
         database). It never affects other sessions.
     Timeouts:
-        None yet; the observer will run each turn under its own deadline.
+        None here; ``request_stop`` tells it how long it may still wait on the AI.
     """
 
     def __init__(self, session_id: str, *, mailbox_size: int = 128) -> None:
@@ -174,6 +193,7 @@ class SessionActor:
         self.mailbox_size = mailbox_size
         self.events_seen = 0
         self.observer_pid: int | None = None
+        self.ai_until = math.inf  # trio time after which a stopping actor uses no AI
         self._started_at = self._last_active_at = 0.0
         self._busy = False
         self._mailbox: Mailbox | None = None
@@ -200,6 +220,11 @@ class SessionActor:
                 finally:
                     self._busy = False
                     self._last_active_at = trio.current_time()
+
+    def request_stop(self, summary_wait: float) -> None:
+        """The supervisor is stopping this actor (its mailbox is sealed): it may still use
+        the AI for ``summary_wait`` seconds (a summary in progress), then rules only."""
+        self.ai_until = min(self.ai_until, trio.current_time() + summary_wait)
 
     async def handle(self, message: SessionEvent) -> None:
         """Handle one message; the observer will feed its conversation from here."""
@@ -234,14 +259,16 @@ class _Reported:
 
 @attrs.frozen(kw_only=True)
 class SupervisorStatistics:
-    """Session actors now (active, ending) and since start (started, crashed), and
-    doorbells that could not be rung (undelivered)."""
+    """Session actors now (active, ending) and since start (started, crashed), doorbells
+    that could not be rung (undelivered), and doorbells held until the session's stopping
+    actor was gone (deferred)."""
 
     active: int
     ending: int
     started: int
     crashed: int
     undelivered: int
+    deferred: int = 0
 
 
 class SessionSupervisor:
@@ -250,7 +277,15 @@ class SessionSupervisor:
     Args:
         factory: builds the actor of a new session (the observer issue passes one that
             gives it an observer; tests pass scripted fakes).
-        stop_grace: seconds a stopping session actor gets to finish its mailbox.
+        stop_grace: seconds a stopping session actor gets to finish its mailbox, on top
+            of its summary wait.
+        summary_wait: seconds a session actor stopped by ``EndSession`` or ``ReapIdle``
+            may still spend on the AI (a summary in progress); then rules only.
+        shutdown_summary_wait: the same when the supervisor itself stops (the worker is
+            stopping).
+        shutdown: set when the worker starts stopping (its signal); from then every
+            session's AI is cut ``shutdown_summary_wait`` later, without waiting for the
+            children stopped before this supervisor.
 
     Mailbox:
         ``mailbox_size`` (default 256) of ``Deliver``, ``EndSession``, ``ListSessions``,
@@ -259,50 +294,83 @@ class SessionSupervisor:
     Lifecycle:
         Session actors run in the supervisor's own nursery, each in its own cancel scope.
         One starts on its session's first ``Deliver``; ``EndSession`` and ``ReapIdle``
-        stop it gracefully (mailbox sealed, then cancelled after ``stop_grace``). When the
-        supervisor's own mailbox closes it stops every session actor the same way and
+        stop it gracefully (mailbox sealed, AI cut after ``summary_wait``, cancelled after
+        ``summary_wait + stop_grace``). A ``Deliver`` for a session whose actor is stopping
+        is held (``deferred``) and rung again once that actor is gone, so a session never
+        has two actors. When the supervisor's own mailbox closes it stops every session
+        actor the same way (with ``shutdown_summary_wait``), holds no more doorbells, and
         returns once they are gone.
     Failure:
         Session actors are temporary: one that raises is logged with its session id and
         removed, never restarted by the supervisor and never a failure of the supervisor.
         An error in the supervisor itself cancels its session actors and propagates.
     Timeouts:
-        ``stop_grace`` per stopping session actor. Nothing else waits.
+        ``summary_wait + stop_grace`` per stopping session actor. Nothing else waits.
     """
 
     def __init__(self, *, factory: Callable[[str], SessionActor] = SessionActor,
-                 stop_grace: float = 5.0, mailbox_size: int = 256) -> None:
+                 stop_grace: float = 5.0, summary_wait: float = SUMMARY_WAIT_SECONDS,
+                 shutdown_summary_wait: float = SHUTDOWN_SUMMARY_WAIT_SECONDS,
+                 shutdown: trio.Event | None = None, mailbox_size: int = 256) -> None:
         self.factory = factory
         self.stop_grace = stop_grace
+        self.summary_wait = summary_wait
+        self.shutdown_summary_wait = shutdown_summary_wait
         self.mailbox_size = mailbox_size
-        self.crashed = self.started = self.undelivered = 0
+        self.crashed = self.started = self.undelivered = self.deferred = 0
         self._live: dict[str, _Entry] = {}
         self._ending: set[_Entry] = set()
+        self._held: set[str] = set()  # sessions with a doorbell held for a stopping actor
+        self._closing = False
         self._empty_since: float | None = None
         self._nursery: trio.Nursery | None = None
+        self._ref: ActorRef | None = None
+        self._shutdown = shutdown
+        self._watcher = trio.CancelScope()
 
     async def run(
         self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
     ) -> None:
         self._live, self._ending = {}, set()  # a restarted supervisor starts empty
+        self._held, self._closing = set(), False
         self._empty_since = trio.current_time()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self._watcher = trio.CancelScope()
+            if self._shutdown is not None:
+                nursery.start_soon(self._cut_ai_at_shutdown, self._shutdown,
+                                   name="sessions:shutdown")
             try:
                 with Mailbox("sessions", size=self.mailbox_size) as mailbox:
+                    self._ref = mailbox.ref
                     task_status.started(mailbox.ref)
                     async for message in mailbox:
                         await self._handle(message)
             finally:
+                self._closing = True  # held doorbells: their events wait in the database
+                self._held.clear()
                 for session_id in list(self._live):
-                    self._stop(session_id, "the worker is stopping")
+                    self._stop(session_id, "the worker is stopping",
+                               summary_wait=self.shutdown_summary_wait)
+                self._watcher.cancel()
+
+    async def _cut_ai_at_shutdown(self, shutdown: trio.Event) -> None:
+        """At the worker's signal: every session may use the AI for
+        ``shutdown_summary_wait`` more seconds (then rules), counted from the signal."""
+        with self._watcher:
+            await shutdown.wait()
+            log.info("the worker is stopping: AI summaries end within %.1f s",
+                     self.shutdown_summary_wait)
+            for entry in [*self._live.values(), *self._ending]:
+                entry.actor.request_stop(self.shutdown_summary_wait)
 
     async def _handle(self, message: Inbox) -> None:
         match message:
             case Deliver(session_id=session_id):
                 await self._deliver(session_id, message)
             case EndSession(session_id=session_id, reason=reason):
-                if not self._stop(session_id, f"session ended ({reason or 'no reason'})"):
+                if not self._stop(session_id, f"session ended ({reason or 'no reason'})",
+                                  summary_wait=self.summary_wait):
                     log.debug("EndSession for %s, which has no actor", session_id)
             case ListSessions(reply=reply):
                 with reply:
@@ -313,7 +381,7 @@ class SessionSupervisor:
                     reply.send_nowait(reaped)
             case CountSessions(reply=reply):
                 with reply:
-                    reply.send_nowait(SessionCount(active=len(self._live),
+                    reply.send_nowait(SessionCount(active=len(self._live) + len(self._held),
                                                    ending=len(self._ending),
                                                    empty_since=self._empty_since))
             case _:
@@ -321,6 +389,14 @@ class SessionSupervisor:
 
     async def _deliver(self, session_id: str, message: Deliver) -> None:
         entry = self._live.get(session_id)
+        if entry is None and self._stopping(session_id):
+            # Never a second actor beside one still stopping: ring again once it is gone.
+            if session_id not in self._held:
+                self.deferred += 1
+                log.info("session %s: its actor is stopping; event %s waits for it",
+                         session_id, message.event_id)
+            self._held.add(session_id)
+            return
         if entry is None:
             entry = await self._spawn(session_id)
             if entry is None:
@@ -339,6 +415,8 @@ class SessionSupervisor:
     async def _spawn(self, session_id: str) -> _Entry | None:
         assert self._nursery is not None
         entry = _Entry(actor=self.factory(session_id))
+        if self._shutdown is not None and self._shutdown.is_set():
+            entry.actor.request_stop(self.shutdown_summary_wait)  # the worker is stopping
         self._live[session_id] = entry
         self._empty_since = None
         entry.ref = await self._nursery.start(self._run_session, session_id, entry,
@@ -367,16 +445,35 @@ class SessionSupervisor:
         if not status.called:
             task_status.started(None)
 
+    def _stopping(self, session_id: str) -> bool:
+        return any(entry.actor.session_id == session_id for entry in self._ending)
+
     def _forget(self, session_id: str, entry: _Entry) -> None:
         if self._live.get(session_id) is entry:
             del self._live[session_id]
         self._ending.discard(entry)
         if entry.ref is not None:
             entry.ref._close()  # fail anything still queued for it at once
-        if not self._live and not self._ending:
+        if session_id in self._held and not self._stopping(session_id):
+            self._held.discard(session_id)
+            if not self._closing and self._nursery is not None:
+                # Through our own mailbox: only the supervisor's loop starts actors.
+                self._nursery.start_soon(self._ring_again, session_id,
+                                         name=f"session:{session_id}:again")
+        if not self._live and not self._ending and not self._held:
             self._empty_since = trio.current_time()
 
-    def _stop(self, session_id: str, reason: str) -> bool:
+    async def _ring_again(self, session_id: str) -> None:
+        """The held doorbell of a session whose stopping actor is gone: a new actor."""
+        assert self._ref is not None
+        try:
+            await self._ref.send(Deliver(session_id=session_id, event_id=None,
+                                         event_name="Resume"))
+        except ActorError as exc:  # stopping: the events wait in the database
+            log.info("session %s: held event not rung again (%s); it stays pending",
+                     session_id, type(exc).__name__)
+
+    def _stop(self, session_id: str, reason: str, *, summary_wait: float) -> bool:
         entry = self._live.pop(session_id, None)
         if entry is None:
             return False
@@ -385,9 +482,10 @@ class SessionSupervisor:
         self._ending.add(entry)
         if entry.ref is not None:
             entry.ref._seal()  # it finishes what is queued, then its loop ends
+        entry.actor.request_stop(summary_wait)
         if entry.scope is not None:
-            entry.scope.deadline = min(entry.scope.deadline,
-                                       trio.current_time() + self.stop_grace)
+            entry.scope.deadline = min(
+                entry.scope.deadline, trio.current_time() + summary_wait + self.stop_grace)
         return True
 
     def _infos(self) -> list[SessionInfo]:
@@ -412,10 +510,11 @@ class SessionSupervisor:
             and now - stats.last_active_at >= max_idle
         ]
         for session_id in idle:
-            self._stop(session_id, f"idle for {max_idle:g} s or more")
+            self._stop(session_id, f"idle for {max_idle:g} s or more",
+                       summary_wait=self.summary_wait)
         return idle
 
     def statistics(self) -> SupervisorStatistics:
         return SupervisorStatistics(active=len(self._live), ending=len(self._ending),
                                     started=self.started, crashed=self.crashed,
-                                    undelivered=self.undelivered)
+                                    undelivered=self.undelivered, deferred=self.deferred)

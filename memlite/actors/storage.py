@@ -121,8 +121,8 @@ def _apply(conn: apsw.Connection, msg: Inbox) -> Any:
             return observing.prune_events(conn, older_than_ms=older_than_ms)
         case SetObserverHealth(session_id=session_id, failures=failures, error=error):
             return observing.set_observer_health(conn, session_id, failures, error)
-        case StoreSummary(summary=summary):
-            return writes.insert_summary(conn, summary)
+        case StoreSummary(summary=summary, done_event_ids=done):
+            return writes.insert_summary(conn, summary, done_event_ids=done)
         case RecordAudit(actor=actor, action=action, target=target, detail=detail):
             return writes.record_audit(conn, actor=actor, action=action, target=target,
                                        detail=detail)

@@ -155,9 +155,11 @@ class SetObserverHealth:
 
 @attrs.frozen(kw_only=True)
 class StoreSummary:
-    """Store a session summary. Answer: ``int`` (its id)."""
+    """Store a session summary and mark ``done_event_ids`` (the Stop events it answers)
+    done, in one transaction. Answer: ``int`` (its id)."""
 
     summary: NewSummary
+    done_event_ids: tuple[int, ...] = attrs.field(default=(), converter=tuple)
     reply: Reply[Any] | None = _reply
 
 

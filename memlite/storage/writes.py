@@ -328,9 +328,18 @@ def insert_observation(
     return result
 
 
-def insert_summary(conn: apsw.Connection, summary: NewSummary) -> int:
-    """Store a session summary. Returns its id."""
+def insert_summary(conn: apsw.Connection, summary: NewSummary, *,
+                   done_event_ids: Iterable[int] = ()) -> int:
+    """Store a session summary and mark the Stop events it answers done. Returns its id.
+
+    Both happen together (the caller's transaction or savepoint): a Stop event is never
+    ``done`` without its summary, so a summary cut off by a crash is made again from the
+    Stop still pending (or ``processing``, requeued at the next start).
+    """
     ms = now_ms() if summary.at_ms is None else summary.at_ms
+    done = [int(i) for i in done_event_ids]
+    if done:
+        set_event_status(conn, done, "done")
     return _one(
         conn,
         "INSERT INTO summaries (session_id, project, request, investigated, learned, "

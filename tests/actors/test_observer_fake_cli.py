@@ -7,6 +7,8 @@ import itertools
 import json
 from pathlib import Path
 
+import trio
+
 from memlite.config import load_settings
 from memlite.observer import registry
 from memlite.observer.backend import ClaudeBackend, claude_factory
@@ -107,4 +109,36 @@ async def test_no_conversation_held_falls_back_to_one_turn_per_batch(data_dir, t
     assert (tmp_path / "count").read_text() == "4"  # 2 failed connects + 2 single turns
     [(sdk_session_id,)] = db_rows(data_dir, "SELECT sdk_session_id FROM sessions")
     assert sdk_session_id
+    assert registry.observer_pids(data_dir) == []
+
+
+async def test_quick_exit_keeps_a_slow_ai_summary_from_the_fake_cli(data_dir, tmp_path):
+    """``claude -p`` / a quick /exit: Stop and SessionEnd back to back, an AI summary that
+    takes 2 s, a stop grace of 1 s. The old code marked the Stop ``skipped``, cancelled
+    the actor after the grace: ``summaries: []``. Now SessionEnd waits for it."""
+    from memlite.actors.core import spawn
+    from memlite.actors.session import CountSessions, Deliver, EndSession, SessionSupervisor
+    from memlite.actors.storage import StoreEvent
+
+    env = {"FAKE_CLAUDE_MODE": "ok", "FAKE_CLAUDE_SUMMARY_DELAY": "2"}
+    governor = Governor()
+    make_ai = claude_factory(load_settings(), governor, cli_path=FAKE, env=env,
+                             turn_timeout=20.0, connect_timeout=10.0)
+    async with observing(data_dir, make_ai=make_ai, governor=governor) as hub:
+        await add_events(hub, 1)
+        stop = await hub.ask(lambda reply: StoreEvent(
+            session_id="s1", event_name="Stop", reply=reply,
+            payload={"hook_event_name": "Stop", "last_assistant_message": "Done."}))
+        sup = SessionSupervisor(factory=hub.factory, stop_grace=1.0)
+        async with spawn(sup.run) as ref:
+            for name in ("Stop", "SessionEnd"):
+                await ref.send(Deliver(session_id="s1", event_id=None, event_name=name))
+            await ref.send(EndSession(session_id="s1", reason="prompt_input_exit"))
+            with trio.fail_after(60):
+                while (await ref.ask(lambda reply: CountSessions(reply=reply),
+                                     timeout=5)).ending:
+                    await trio.sleep(0.05)
+    assert db_rows(data_dir, "SELECT request FROM summaries") == [("fake AI summary",)]
+    assert db_rows(data_dir, "SELECT status FROM events WHERE id = ?",
+                   (stop.id,)) == [("done",)]
     assert registry.observer_pids(data_dir) == []

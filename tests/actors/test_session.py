@@ -136,15 +136,18 @@ async def test_a_session_that_will_not_stop_is_cancelled_after_the_grace(
         autojump_clock, hang_guard, actors, caplog):
     caplog.set_level(logging.INFO, logger="memlite")
     actors.options["a"] = {"stuck": True}
-    async with spawn(SessionSupervisor(factory=actors, stop_grace=7).run) as ref:
+    sup = SessionSupervisor(factory=actors, stop_grace=7, summary_wait=3)
+    async with spawn(sup.run) as ref:
         await ref.send(deliver("a", 1))
         await trio.sleep(1)
         await ref.send(EndSession(session_id="a", reason="other"))
-        await trio.sleep(6.5)
+        await settle()
+        assert actors.made["a"][0].ai_until == 4.0  # its AI is cut 3 s after the stop
+        await trio.sleep(9.5)
         assert (await count(ref)).ending == 1
         await trio.sleep(0.5)
-        await settle()
-        assert await count(ref) == SessionCount(active=0, ending=0, empty_since=8.0)
+        await settle()  # cancelled summary wait + grace (3 + 7 s) after the stop
+        assert await count(ref) == SessionCount(active=0, ending=0, empty_since=11.0)
     assert "session a: actor cancelled" in caplog.text
 
 
@@ -241,3 +244,82 @@ async def test_a_restarted_supervisor_starts_empty(autojump_clock, hang_guard, a
         await settle()
     async with spawn(sup.run) as ref:
         assert await infos(ref) == []
+
+
+async def test_a_deliver_while_its_actor_stops_never_starts_a_second_one():
+    """Deterministic (real clock, nothing sleeps: ``wait_all_tasks_blocked`` only). The
+    old code started a second actor beside the stopping one."""
+    gate = trio.Event()
+    made: list[SessionActor] = []
+    live = {"now": 0, "most": 0}
+
+    class Gated(SessionActor):
+        handled: list[int | None]
+
+        async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+            live["now"] += 1
+            live["most"] = max(live["most"], live["now"])
+            try:
+                await super().run(task_status=task_status)
+            finally:
+                live["now"] -= 1
+
+        async def handle(self, message: SessionEvent) -> None:
+            await super().handle(message)
+            self.handled.append(message.event_id)
+            if message.event_id == 1:
+                await gate.wait()  # still busy when its session ends
+
+    def factory(session_id: str) -> Gated:
+        actor = Gated(session_id)
+        actor.handled = []
+        made.append(actor)
+        return actor
+
+    sup = SessionSupervisor(factory=factory, stop_grace=1000, summary_wait=1000)
+    async with spawn(sup.run) as ref:
+        await ref.send(deliver("a", 1))
+        await ref.send(EndSession(session_id="a", reason="clear"))
+        await ref.send(deliver("a", 2))
+        await ref.send(deliver("a", 3))
+        await settle()
+        assert [a.handled for a in made] == [[1]]  # one actor, still stopping
+        assert sup.statistics() == SupervisorStatistics(
+            active=0, ending=1, started=1, crashed=0, undelivered=0, deferred=1)
+        # The held session counts as active: idle shutdown must not stop the worker.
+        assert await count(ref) == SessionCount(active=1, ending=1, empty_since=None)
+        gate.set()
+        await settle()
+        # The stopping one finished; then, only then, the session's next actor started
+        # and was rung once (it reads every pending event from the database).
+        assert [a.handled for a in made] == [[1], [None]]
+        assert live["most"] == 1
+        assert sup.statistics().started == 2
+        assert await count(ref) == SessionCount(active=1, ending=0, empty_since=None)
+
+
+async def test_held_doorbells_are_dropped_when_the_supervisor_stops():
+    gate = trio.Event()
+
+    class Stuck(SessionActor):
+        async def handle(self, message: SessionEvent) -> None:
+            await super().handle(message)
+            await gate.wait()
+
+    made: list[SessionActor] = []
+
+    def factory(session_id: str) -> SessionActor:
+        made.append(Stuck(session_id))
+        return made[-1]
+
+    async with trio.open_nursery() as nursery:
+        sup = SessionSupervisor(factory=factory, stop_grace=1000, summary_wait=1000)
+        ref = await nursery.start(sup.run)
+        await ref.send(deliver("a", 1))
+        await ref.send(EndSession(session_id="a", reason="clear"))
+        await ref.send(deliver("a", 2))
+        await settle()
+        ref._seal()  # the worker stops: no new actor for the held doorbell
+        await settle()
+        gate.set()
+    assert len(made) == 1 and sup.statistics().started == 1

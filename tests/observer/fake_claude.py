@@ -21,6 +21,10 @@ Environment:
     FAKE_CLAUDE_COUNTER: a file counting the processes started (crash_init_first).
     FAKE_CLAUDE_SCRIPT: a JSON file holding a list of reply texts, one per turn.
     FAKE_CLAUDE_LOG: append one JSON line per event (argv, stdin lines, decisions).
+    FAKE_CLAUDE_SUMMARY_DELAY: seconds to wait before answering a summary request (the
+        Stop summary); such a request (in "ok" mode) is answered with a valid ``<summary>``
+        ("fake AI summary" as its request) instead of an observation. A ``summary_start``
+        line is logged first, so a test knows the summary is in progress.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ import uuid
 QUOTA = "You've hit your usage limit · resets 3pm (UTC). /upgrade to increase your limit."
 DEFAULT_REPLY = ("<observation><type>discovery</type><title>fake turn {n}</title>"
                  "<facts><fact>fact {n}</fact></facts></observation>")
+SUMMARY_REPLY = ("<summary><request>fake AI summary</request>"
+                 "<completed>summarised by the fake CLI, turn {n}</completed></summary>")
+SUMMARY_MARK = "Answer one <summary>"  # what memlite's summary request says (prompts.py)
 
 
 def log(kind: str, data: object) -> None:
@@ -118,7 +125,7 @@ def ask_tool(sid: str) -> str:
     return "eof"
 
 
-def turn(n: int, sid: str) -> None:
+def turn(n: int, sid: str, summary: bool = False) -> None:
     mode = mode_for(n)
     emit({"type": "system", "subtype": "init", "session_id": sid, "uuid": str(uuid.uuid4()),
           "model": model(), "cwd": os.getcwd(), "tools": [], "mcp_servers": [],
@@ -142,6 +149,11 @@ def turn(n: int, sid: str) -> None:
     if mode == "error":
         answer("fake failure", sid, n, is_error=True)
         sys.exit(1)
+    if summary and mode == "ok":
+        log("summary_start", n)
+        time.sleep(float(os.environ.get("FAKE_CLAUDE_SUMMARY_DELAY") or 0))
+        answer(SUMMARY_REPLY.format(n=n + 1), sid, n)
+        return
     text = {"quota": QUOTA}.get(mode) or scripted(n)
     if mode == "tool":
         text = f"tool decision: {ask_tool(sid)}"
@@ -172,7 +184,7 @@ def main() -> None:
                 "response": {"commands": [], "pid": os.getpid()} if subtype == "initialize"
                 else {}}})
         elif msg.get("type") == "user":
-            turn(turns, sid)
+            turn(turns, sid, summary=SUMMARY_MARK in json.dumps(msg, ensure_ascii=False))
             turns += 1
     if mode_for(turns) == "hang":  # a CLI that ignores end of input
         hang()
