@@ -9,8 +9,9 @@ front that it is reference data recalled from earlier sessions, not instructions
 Code's docs warn that imperative "system" text trips prompt-injection defences). Layers,
 in priority order:
 
-1. ``summaries``: the latest SUMMARY_COUNT session summaries (request, completed,
-   learned, next steps).
+1. ``summaries``: SUMMARY_COUNT session summaries (request, completed, learned, next
+   steps): the latest of sessions that did work first, then chat-only ones (see
+   ``ranked_summaries``).
 2. ``index``: one line per observation for the latest OBSERVATION_COUNT observations
    (id, time, type, title, files). Superseded observations are left out (DESIGN §1: a
    plain rules observation replaced by the AI's is a link, not a delete).
@@ -29,11 +30,13 @@ higher-priority one is left out. The footer says what was left out (per layer) a
 get it: memlite's MCP tools memory_search / memory_timeline / memory_get. Space for the
 longest possible footer is reserved up front, so the footer can never push the block over
 the budget. Token figures are characters / 4, and the block says so. Single fields are
-cut (with a marker) so one huge item cannot starve the rest.
+cut (with a marker that counts inside the field's limit, so it is never longer than what
+it replaces) so one huge item cannot starve the rest.
 
 Stored text is data from tool calls and models, so it is neutralised before it goes in:
-any tag-like ``<`` (``<x``, ``</x``, ``<!``) becomes ``&lt;`` (a stored title cannot close
-our ``</memlite-context>`` or open a ``<system-reminder>``), and single-line fields have
+any tag-like ``<`` (``<x``, ``</x``, ``<!``) becomes the fullwidth ``＜`` (a stored title
+cannot close our ``</memlite-context>`` or open a ``<system-reminder>``, and no HTML escape
+such as ``&lt;`` shows in the Markdown), and single-line fields have
 their line breaks folded so they cannot forge a Markdown heading.
 
 Scope: ``project`` is a path (any folder of the project, or its cwd); its identity is the
@@ -52,7 +55,7 @@ import attrs
 
 from memlite.project import resolve_project
 from memlite.storage.observing import health_line
-from memlite.storage.reads import recent_observations, recent_summaries
+from memlite.storage.reads import columns, recent_observations, to_record
 from memlite.storage.records import Observation, Summary
 
 __all__ = [
@@ -96,6 +99,8 @@ MAX_FACT = 200
 MAX_FILES = 8
 MAX_PROMPT = 240
 MAX_COMMAND = 160
+CUT_MARKER = " […cut…] "
+LESS_THAN = "\uff1c"  # FULLWIDTH LESS-THAN SIGN: reads as "<", opens no tag
 _TAG_LIKE = re.compile(r"<(?=[/!?A-Za-z])")
 _SPACES = re.compile(r"\s+")
 
@@ -181,15 +186,29 @@ class ContextBlock:
 
 
 def neutralise(text: str) -> str:
-    """Make stored text inert inside our block: no tag can open or close in it."""
-    return _TAG_LIKE.sub("&lt;", text)
+    """Make stored text inert inside our block: no tag can open or close in it.
+
+    A tag-like ``<`` becomes ``＜`` (U+FF1C), not ``&lt;``: the block is Markdown read as
+    plain text, where an HTML escape is noise a reader has to decode (``Vec&lt;T>``).
+    """
+    return _TAG_LIKE.sub(LESS_THAN, text)
 
 
 def _cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: head and tail around ``CUT_MARKER``.
+
+    The marker counts inside the limit, so it always replaces more text than it takes;
+    a limit too small for it keeps the head and one ``…``.
+    """
     if len(text) <= limit:
         return text
-    keep = max(limit - 12, 1)
-    return text[: keep * 2 // 3] + " […cut…] " + text[-(keep - keep * 2 // 3):]
+    if limit <= 0:
+        return ""
+    keep = limit - len(CUT_MARKER)
+    if keep < 2:
+        return text[:limit - 1] + "…"
+    head = keep * 2 // 3
+    return text[:head] + CUT_MARKER + text[len(text) - (keep - head):]
 
 
 def _line(text: str, limit: int = MAX_FIELD) -> str:
@@ -406,6 +425,36 @@ def _raw_sessions(conn: apsw.Connection, project: str, limit: int) -> tuple[RawS
     return tuple(sessions)
 
 
+#: How many of a project's newest summaries are ranked (bounds SessionStart's work).
+RANKED_SUMMARIES = 200
+
+_RANKED_SQL = """
+WHERE id IN (SELECT id FROM summaries WHERE project = ?1
+             ORDER BY created_at_epoch DESC, id DESC LIMIT ?3)
+ORDER BY (EXISTS (SELECT 1 FROM observations AS o WHERE o.session_id = summaries.session_id)
+          OR EXISTS (SELECT 1 FROM events AS e WHERE e.session_id = summaries.session_id
+                     AND e.event_name IN ('PostToolUse', 'PostToolUseFailure'))) DESC,
+         created_at_epoch DESC, id DESC
+LIMIT ?2
+"""
+
+
+def ranked_summaries(conn: apsw.Connection, project: str, *,
+                     limit: int) -> tuple[Summary, ...]:
+    """The ``limit`` summaries a new session is shown: those of sessions that did work
+    first, newest first, then the others (newest first).
+
+    A session "did work" when it has an observation or a tool event. A chat-only session
+    ("what did we do last time?") still gets a summary, but it says nothing a next
+    session can build on; ranked by time alone, two or three such questions would push
+    every summary of real work out of SUMMARY_COUNT. Only the newest ``RANKED_SUMMARIES``
+    are ranked, so an old summary never comes back above recent ones.
+    """
+    sql = f"SELECT {columns(Summary)} FROM summaries {_RANKED_SQL}"
+    return tuple(to_record(Summary, row)
+                 for row in conn.execute(sql, (project, limit, RANKED_SUMMARIES)))
+
+
 def load_context_data(
     conn: apsw.Connection, project: str, *, summary_count: int, observation_count: int,
     full_count: int, raw_count: int | None = None,
@@ -415,7 +464,7 @@ def load_context_data(
                                                                       full_count)))
     return ContextData(
         project=project,
-        summaries=tuple(recent_summaries(conn, project, limit=summary_count))
+        summaries=ranked_summaries(conn, project, limit=summary_count)
         if summary_count > 0 else (),
         observations=observations[:observation_count],
         full=observations[:full_count],
