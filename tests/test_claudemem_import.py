@@ -255,3 +255,44 @@ def test_the_cli_takes_project_mappings_and_refuses_a_relative_path(data_dir, tm
     assert done.returncode == 0, done.stderr
     assert f"project 'widget' -> {widget} (given with --project)" in done.stdout
     assert "project 'notes' NOT imported (3 rows)" in done.stdout
+
+
+def test_a_project_memlite_already_knows_maps_a_folder_name(data_dir, tmp_path, claude_home):
+    notes = _git_repo(tmp_path / "work" / "notes")
+    conn = storage.connect(data_dir)
+    try:
+        storage.start_session(conn, session_id="mine", project=notes, at_ms=1)
+    finally:
+        conn.close()
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    report = import_path(data_dir, source)
+    assert report.projects.mapped["notes"] == (notes, "a repository you worked in")
+
+
+# Read now: the data_dir fixture clears every MEMLITE_ variable.
+CLAUDE_MEM_PACKAGE = os.environ.get("MEMLITE_CLAUDE_MEM_PACKAGE")
+BUN = os.environ.get("MEMLITE_BUN")
+
+
+@pytest.mark.skipif(not (CLAUDE_MEM_PACKAGE and BUN),
+                    reason="opt-in: MEMLITE_CLAUDE_MEM_PACKAGE (an unpacked claude-mem npm "
+                           "package) and MEMLITE_BUN (a bun binary); see "
+                           "tests/fixtures/claude-mem/README.md")
+def test_claude_mem_itself_writes_what_the_fixture_holds(data_dir, tmp_path, claude_home):
+    """Re-run claude-mem's own storage code (any version) and import its database: the
+    same memory comes across as from the committed fixture."""
+    fresh = tmp_path / "fresh.db"
+    here = FIXTURE.parent
+    subprocess.run([str(BUN), str(here / "write_db.js"), str(CLAUDE_MEM_PACKAGE), str(fresh),
+                    str(here / "rows.json")], env={**os.environ, "HOME": str(claude_home)},
+                   check=True, capture_output=True, timeout=120)
+    committed = tmp_path / "committed.db"
+    shutil.copyfile(FIXTURE, committed)
+    seen = []
+    for source in (fresh, committed):
+        lines = [json.loads(line) for line in records(source)][1:]
+        seen.append(sorted((r["kind"], r.get("type"), r.get("title") or r.get("request")
+                            or r.get("prompt_text") or r.get("status"), r.get("project"))
+                           for r in lines))
+    assert seen[0] == seen[1] and len(seen[0]) == 7  # shop: the one mapped by its paths
