@@ -11,7 +11,9 @@ store memory no session ever sees. So each name gets a path, from the first of:
    in ``files_read`` / ``files_modified`` / ``files_edited``, each cut after its last
    component equal to the folder name; the most frequent wins (a tie is ambiguous);
 4. ``known``: paths of repositories the user has worked in (memlite's own sessions,
-   Claude Code's transcripts); a single one whose git top level has that folder name.
+   Claude Code's transcripts); a single one whose git top level has that folder name
+   (for a worktree's ``parent/child``, the main checkout called ``parent``: memlite
+   files every worktree of a repository under its main checkout, ``memlite.project``).
 
 A path found in 3 or 4 that exists on this machine is resolved to its git top level
 (``memlite.project.resolve_project``), as memlite names projects when it captures them;
@@ -161,7 +163,9 @@ def map_projects(data: Mapping[str, list[dict[str, Any]]], *, given: Mapping[str
             result.mapped[name] = (_root(path) if os.path.isdir(path) else path,
                                    "from paths in its rows")
             continue
-        candidates = sorted(known_roots.get(_leaf(name), ()))
+        # A worktree is "parent/child" in claude-mem and its main checkout in memlite.
+        candidates = sorted(known_roots.get(name.split("/", 1)[0] if "/" in name
+                                            else name, ()))
         if len(candidates) == 1:
             result.mapped[name] = (candidates[0], "a repository you worked in")
             continue

@@ -296,3 +296,15 @@ def test_claude_mem_itself_writes_what_the_fixture_holds(data_dir, tmp_path, cla
                             or r.get("prompt_text") or r.get("status"), r.get("project"))
                            for r in lines))
     assert seen[0] == seen[1] and len(seen[0]) == 7  # shop: the one mapped by its paths
+
+
+def test_a_worktree_name_maps_to_its_main_checkout(tmp_path):
+    """claude-mem calls a worktree ``parent/child``; memlite files it under the main
+    checkout, so that is where its memory must go."""
+    from memlite.claudemem_projects import map_projects
+
+    shop = _git_repo(tmp_path / "code" / "shop")
+    data = {"observations": [{"project": "shop/feature-x", "files_read": '["src/a.py"]'}]}
+    mapping = map_projects(data, given={}, known=[os.path.join(shop, "src")])
+    assert mapping.mapped == {"shop/feature-x": (shop, "a repository you worked in")}
+    assert mapping.path_of("shop/feature-x") == shop and mapping.unmapped == {}
