@@ -180,6 +180,7 @@ def convert(path: Path, *, projects: dict[str, str] | None = None,
     finally:
         conn.close()
     mapping = map_projects(data, given=projects or {}, known=known)
+    mapping.source = str(path)
     header = json.dumps({"kind": FORMAT, "version": VERSION, "source": "claude-mem",
                          "exported_at": _iso(int(datetime.now(UTC).timestamp() * 1000))})
     return Conversion(lines=[header, *_convert(data, mapping)], projects=mapping)

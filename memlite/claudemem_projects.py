@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -53,6 +54,7 @@ class ProjectMap:
     mapped: dict[str, tuple[str, str]] = attrs.field(factory=dict)
     unmapped: dict[str, int] = attrs.field(factory=dict)
     ambiguous: dict[str, list[str]] = attrs.field(factory=dict)
+    source: str = "FILE"  # the database, as the command to map a name names it
 
     @staticmethod
     def name_of(row: Mapping[str, Any]) -> str | None:
@@ -83,7 +85,8 @@ class ProjectMap:
                    + ", ".join(self.ambiguous[name]) if name in self.ambiguous
                    else "no path in its rows and no repository of that name found")
             shown.append(f"project {name!r} NOT imported ({rows} rows): {why}; map it with "
-                         f"`memlite import FILE --project {name}=/path/to/{name.split('/')[-1]}`")
+                         f"`memlite import {shlex.quote(self.source)} --project "
+                         f"{shlex.quote(name + '=/path/to/' + name.split('/')[-1])}`")
         return shown
 
 
