@@ -222,6 +222,10 @@ def _convert(data: dict[str, list[dict[str, Any]]], mapping: ProjectMap) -> Iter
                              "status": status_of.get(sid, "completed"), "project": project,
                              "source": "claude-mem", "started_at": _iso(ms),
                              "started_at_epoch": ms}
+            done = row.get("completed_at_epoch")
+            if isinstance(done, int) and done > 0 and "started_at_epoch" in row:
+                done = done if done >= 100_000_000_000 else done * 1000  # ms, or seconds
+                sessions[sid].update(completed_at=_iso(done), completed_at_epoch=done)
         session_project.setdefault(sid, project)
 
     pending: list[dict[str, Any]] = []

@@ -206,6 +206,9 @@ def test_claude_mem_projects_are_mapped_to_paths_or_reported(data_dir, tmp_path,
     assert rows(data_dir, "SELECT id, status, project FROM sessions ORDER BY id") == [
         ("6f1c2a9e-shop-0001", "completed", "/Users/alice/code/shop"),
         ("9b7d-notes-0002", "failed", notes)]  # failed stays failed
+    [(started, completed)] = rows(data_dir, "SELECT started_at_epoch, completed_at_epoch "
+                                            "FROM sessions WHERE status = 'completed'")
+    assert completed is not None and completed >= started  # claude-mem's completion time
     assert rows(data_dir, "SELECT type FROM observations ORDER BY created_at_epoch") == [
         ("bugfix",), ("security_alert",), ("security_note",), ("sensitive",), ("discovery",)]
     assert report.added == {"session": 2, "prompt": 3, "observation": 5, "summary": 1}
