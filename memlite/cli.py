@@ -314,10 +314,20 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_import(args: argparse.Namespace) -> int:
     """Read an export back (idempotent); exit 1 when some lines were bad."""
+    import os
+
     from memlite.config import load_settings
+    from memlite.errors import InputError
     from memlite.transfer import import_path
 
-    report = import_path(load_settings().data_dir, args.file)
+    projects: dict[str, str] = {}
+    for item in args.project:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not os.path.isabs(os.path.expanduser(path)):
+            raise InputError(f"--project {item!r}: give NAME=PATH with an absolute PATH "
+                             "(NAME is claude-mem's project name, PATH the project's folder)")
+        projects[name.strip()] = os.path.expanduser(path)
+    report = import_path(load_settings().data_dir, args.file, projects=projects)
     if args.json:
         print(json.dumps(report.to_json()))
     else:
@@ -338,6 +348,10 @@ def _add_transfer_commands(sub: argparse._SubParsersAction) -> None:
                                         "worker first)")
     imp.add_argument("file", type=Path, help="the JSONL export, or claude-mem.db")
     imp.add_argument("--json", action="store_true", help="print the counts as JSON")
+    imp.add_argument("--project", action="append", default=[], metavar="NAME=PATH",
+                     help="claude-mem only: the folder of claude-mem's project NAME (when "
+                          "its rows name no path and no repository of that name is known; "
+                          "repeat for several)")
     imp.set_defaults(func=_cmd_import)
 
 

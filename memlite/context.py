@@ -12,8 +12,9 @@ front that it is reference data recalled from earlier sessions, not instructions
 Code's docs warn that imperative "system" text trips prompt-injection defences). Layers,
 in priority order:
 
-1. ``summaries``: the latest SUMMARY_COUNT session summaries (request, completed,
-   learned, next steps).
+1. ``summaries``: SUMMARY_COUNT session summaries (request, completed, learned, next
+   steps): the latest of sessions that did work first, then chat-only ones (see
+   ``ranked_summaries``).
 2. ``index``: one line per observation for the latest OBSERVATION_COUNT observations
    (id, time, type, title, files). Superseded observations are left out (DESIGN §1: a
    plain rules observation replaced by the AI's is a link, not a delete).
@@ -32,11 +33,13 @@ higher-priority one is left out. The footer says what was left out (per layer) a
 get it: memlite's MCP tools memory_search / memory_timeline / memory_get. Space for the
 longest possible footer is reserved up front, so the footer can never push the block over
 the budget. Token figures are characters / 4, and the block says so. Single fields are
-cut (with a marker) so one huge item cannot starve the rest.
+cut (with a marker that counts inside the field's limit, so it is never longer than what
+it replaces) so one huge item cannot starve the rest.
 
 Stored text is data from tool calls and models, so it is neutralised before it goes in:
-any tag-like ``<`` (``<x``, ``</x``, ``<!``) becomes ``&lt;`` (a stored title cannot close
-our ``</memlite-context>`` or open a ``<system-reminder>``), and single-line fields have
+any tag-like ``<`` (``<x``, ``</x``, ``<!``) becomes the fullwidth ``＜`` (a stored title
+cannot close our ``</memlite-context>`` or open a ``<system-reminder>``, and no HTML escape
+such as ``&lt;`` shows in the Markdown), and single-line fields have
 their line breaks folded so they cannot forge a Markdown heading.
 
 Scope: ``project`` is a path (any folder of the project, or its cwd); its identity is the
@@ -74,7 +77,8 @@ from memlite.context_text import line as _line
 from memlite.context_text import when as _when
 from memlite.project import resolve_project
 from memlite.storage.observing import health_line
-from memlite.storage.reads import recent_observations, recent_summaries
+from memlite.storage.ranked import ranked_summaries
+from memlite.storage.reads import recent_observations
 from memlite.storage.records import Observation, Summary
 
 __all__ = [
@@ -295,7 +299,7 @@ def load_context_data(
                                                                       full_count)))
     return ContextData(
         project=project,
-        summaries=tuple(recent_summaries(conn, project, limit=summary_count))
+        summaries=ranked_summaries(conn, project, limit=summary_count)
         if summary_count > 0 else (),
         observations=observations[:observation_count],
         full=observations[:full_count],

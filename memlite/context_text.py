@@ -59,6 +59,8 @@ MAX_FACT = 200
 MAX_FILES = 8
 MAX_PROMPT = 240
 MAX_COMMAND = 160
+CUT_MARKER = " […cut…] "
+LESS_THAN = "\uff1c"  # FULLWIDTH LESS-THAN SIGN: reads as "<", opens no tag
 _TAG_LIKE = re.compile(r"<(?=[/!?A-Za-z])")
 _SPACES = re.compile(r"\s+")
 
@@ -74,15 +76,29 @@ uses the same order)."""
 
 
 def neutralise(text: str) -> str:
-    """Make stored text inert inside our block: no tag can open or close in it."""
-    return _TAG_LIKE.sub("&lt;", text)
+    """Make stored text inert inside our block: no tag can open or close in it.
+
+    A tag-like ``<`` becomes ``＜`` (U+FF1C), not ``&lt;``: the block is Markdown read as
+    plain text, where an HTML escape is noise a reader has to decode (``Vec&lt;T>``).
+    """
+    return _TAG_LIKE.sub(LESS_THAN, text)
 
 
 def cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: head and tail around ``CUT_MARKER``.
+
+    The marker counts inside the limit, so it always replaces more text than it takes;
+    a limit too small for it keeps the head and one ``…``.
+    """
     if len(text) <= limit:
         return text
-    keep = max(limit - 12, 1)
-    return text[: keep * 2 // 3] + " […cut…] " + text[-(keep - keep * 2 // 3):]
+    if limit <= 0:
+        return ""
+    keep = limit - len(CUT_MARKER)
+    if keep < 2:
+        return text[:limit - 1] + "…"
+    head = keep * 2 // 3
+    return text[:head] + CUT_MARKER + text[len(text) - (keep - head):]
 
 
 def line(text: str, limit: int = MAX_FIELD) -> str:

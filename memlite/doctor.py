@@ -10,6 +10,11 @@ It checks, in order, and prints one line per check (``ok`` / ``warn`` / ``FAIL``
 4. the canary: one ``PostToolUse`` event of a throwaway session goes in through
    ``POST /api/events`` and an observation of it must be stored within ``deadline``
    seconds (read straight from the database); the canary session is deleted afterwards.
+   When the claude backend was chosen but the canary's observation came from the rules
+   (the AI observer failed, most often a Claude Code CLI that is not logged in, and the
+   worker fell back), the doctor says so with the failure it recorded: ``warn`` with
+   OBSERVER=auto, ``FAIL`` with OBSERVER=claude. Step 2 only says which backend was
+   chosen; whether the AI answers is known from the canary alone.
 
 Exit status 0 when nothing failed, 1 otherwise.
 """
@@ -51,8 +56,36 @@ def _observed(data_dir: Any, event_id: int) -> tuple[str, str] | None:
     return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
 
+def _observer_error(data_dir: Any, session_id: str) -> str | None:
+    from memlite.storage import connect
+
+    conn = connect(data_dir, writer=False)
+    try:
+        rows = conn.execute("SELECT observer_error FROM sessions WHERE id = ?",
+                            (session_id,)).fetchall()
+    finally:
+        conn.close()
+    return str(rows[0][0]) if rows and rows[0][0] else None
+
+
+def _ai_fell_back(port: int, token: str, data_dir: Any, session_id: str, mode: str,
+                  say: Callable[[str, str], None]) -> None:
+    """The claude backend was chosen but rules observed the canary: say why, plainly."""
+    try:
+        reason = _api(port, token, "GET", "/api/health").get("observer") \
+            or _observer_error(data_dir, session_id)
+    except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
+        reason = f"{type(exc).__name__}: {exc}"
+    say("FAIL" if mode == "claude" else "warn",
+        "observer backend: claude was chosen but did NOT observe the canary; the rules "
+        f"backend did, without AI ({reason or 'no failure recorded'}). Is the Claude Code "
+        "CLI logged in? Run `claude` once and log in, then run `memlite doctor` again; "
+        "or set OBSERVER=rules to observe without AI on purpose")
+
+
 def _canary(port: int, token: str, data_dir: Any, cwd: str, deadline: float,
-            say: Callable[[str, str], None]) -> bool:
+            say: Callable[[str, str], None], *, backend: str = "rules",
+            mode: str = "auto") -> bool:
     session_id = f"memlite-doctor-{uuid.uuid4().hex[:12]}"
     event = {"session_id": session_id, "hook_event_name": "PostToolUse", "cwd": cwd,
              "tool_name": "Edit", "tool_use_id": f"toolu_doctor_{uuid.uuid4().hex[:8]}",
@@ -73,6 +106,9 @@ def _canary(port: int, token: str, data_dir: Any, cwd: str, deadline: float,
             return False
         say("ok", f"canary: event in, {found[0]} observation out in "
                   f"{time.monotonic() - started:.2f} s: {found[1]!r}")
+        if backend == "claude" and found[0] == "rules":
+            _ai_fell_back(port, token, data_dir, session_id, mode, say)
+            return mode != "claude"
         return True
     except Exception as exc:  # noqa: BLE001 - the doctor reports, it does not crash
         say("FAIL", f"canary: {type(exc).__name__}: {exc}")
@@ -108,8 +144,9 @@ def run_doctor(*, deadline: float = 20.0, print_: Callable[[str], None] = print)
     cli = cli_available()
     backend = choose_backend(settings["OBSERVER"], cli)
     level = "ok" if backend == "claude" or settings["OBSERVER"] == "rules" else "warn"
+    checked = "; the canary below shows whether it answers" if backend == "claude" else ""
     say(level, f"observer backend: {backend} (OBSERVER={settings['OBSERVER']}, Claude Code "
-               f"CLI {'found' if cli else 'not found: rules observe without AI'})")
+               f"CLI {'found' if cli else 'not found: rules observe without AI'}{checked})")
     try:
         info = start_worker(settings.data_dir, env=worker_env(dict(os.environ)),
                             timeout=30).info
@@ -122,5 +159,6 @@ def run_doctor(*, deadline: float = 20.0, print_: Callable[[str], None] = print)
     say("ok", f"worker pid {info.pid} on port {info.port}, version {health.get('version')}")
     if health.get("observer"):
         say("warn", f"observer health: {health['observer']}")
-    _canary(info.port, token, settings.data_dir, os.getcwd(), deadline, say)
+    _canary(info.port, token, settings.data_dir, os.getcwd(), deadline, say,
+            backend=backend, mode=settings["OBSERVER"])
     return 1 if failed else 0

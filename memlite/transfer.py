@@ -43,6 +43,7 @@ from typing import Any, TextIO
 import apsw
 import attrs
 
+from memlite.claudemem_projects import ProjectMap
 from memlite.errors import InputError
 from memlite.storage.records import NewObservation
 from memlite.storage.writes import observation_content_hash
@@ -157,15 +158,20 @@ class ImportReport:
     added: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(KINDS, 0))
     skipped: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(KINDS, 0))
     bad: list[tuple[int, str]] = attrs.field(factory=list)
+    projects: ProjectMap | None = None  # a claude-mem import: how its projects were mapped
 
     def to_json(self) -> dict[str, Any]:
-        return {"added": self.added, "skipped": self.skipped,
+        body = {"added": self.added, "skipped": self.skipped,
                 "bad": [{"line": n, "error": e} for n, e in self.bad]}
+        if self.projects is not None:
+            body["projects"] = self.projects.to_json()
+        return body
 
     def lines(self) -> list[str]:
         """A person's summary, one line each."""
-        shown = [f"{PLURAL[kind]}: {self.added[kind]} added, {self.skipped[kind]} already there"
-                 for kind in KINDS]
+        shown = self.projects.lines() if self.projects is not None else []
+        shown += [f"{PLURAL[kind]}: {self.added[kind]} added, {self.skipped[kind]} already "
+                  "there" for kind in KINDS]
         shown += [f"line {n}: {error}" for n, error in self.bad[:MAX_BAD_SHOWN]]
         if len(self.bad) > MAX_BAD_SHOWN:
             shown.append(f"... and {len(self.bad) - MAX_BAD_SHOWN} more bad lines")
@@ -201,8 +207,8 @@ def _validate(record: dict[str, Any]) -> str:
         value = record.get(name, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _Bad(f"{kind}: field {name} must be a list of text")
-    if kind == "session" and record["status"] not in ("active", "completed"):
-        raise _Bad("session: field status must be active or completed")
+    if kind == "session" and record["status"] not in ("active", "completed", "failed"):
+        raise _Bad("session: field status must be active, completed or failed")
     if not record.get("id" if kind == "session" else "session_id"):
         raise _Bad(f"{kind}: the session id is empty")
     return kind
@@ -320,8 +326,13 @@ def import_lines(conn: apsw.Connection, lines: Iterable[str]) -> ImportReport:
     return report
 
 
-def import_path(data_dir: Path, path: Path) -> ImportReport:
-    """Import the file at ``path`` into the database of ``data_dir`` (no worker running)."""
+def import_path(data_dir: Path, path: Path, *,
+                projects: dict[str, str] | None = None) -> ImportReport:
+    """Import the file at ``path`` into the database of ``data_dir`` (no worker running).
+
+    ``projects`` maps claude-mem project names to paths (``--project NAME=PATH``); it is
+    only read for a claude-mem database (see ``memlite.claudemem_projects``).
+    """
     from memlite.lifecycle import find_worker
     from memlite.storage import connect
 
@@ -332,11 +343,17 @@ def import_path(data_dir: Path, path: Path) -> ImportReport:
     from memlite import claudemem
 
     if claudemem.is_sqlite(path):  # a claude-mem database: converted row by row
+        from memlite.claudemem_projects import known_repositories
+
         conn = connect(data_dir)
         try:
-            return import_lines(conn, claudemem.records(path))
+            conversion = claudemem.convert(path, projects=projects,
+                                           known=known_repositories(conn))
+            report = import_lines(conn, conversion.lines)
         finally:
             conn.close()
+        report.projects = conversion.projects
+        return report
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:

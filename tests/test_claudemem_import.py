@@ -10,6 +10,8 @@ one keyed by ``content_session_id``/``memory_session_id`` whose early rows have 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +153,161 @@ def test_the_cli_imports_a_claude_mem_database(data_dir, tmp_path):
                             capture_output=True, text=True, timeout=60, cwd=REPO)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["added"]["observation"] == 2
+
+
+# --- a database written by claude-mem's own code (issue 13, item 7) --------------------------
+
+FIXTURE = REPO / "tests" / "fixtures" / "claude-mem" / "claude-mem.db"
+
+
+def _git_repo(path: Path) -> str:
+    (path / ".git").mkdir(parents=True)
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return os.path.realpath(path)
+
+
+def _transcript(home: Path, cwd: str) -> None:
+    """A Claude Code transcript of a session in ``cwd`` (~/.claude/projects/<enc>/x.jsonl)."""
+    folder = home / ".claude" / "projects" / cwd.replace("/", "-").replace(".", "-")
+    folder.mkdir(parents=True)
+    (folder / "0b1c.jsonl").write_text(
+        json.dumps({"type": "queue-operation"}) + "\n"
+        + json.dumps({"type": "user", "cwd": cwd, "sessionId": "0b1c",
+                      "message": {"role": "user", "content": "hi"}}) + "\n")
+
+
+@pytest.fixture
+def claude_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return home
+
+
+def test_claude_mem_projects_are_mapped_to_paths_or_reported(data_dir, tmp_path, claude_home):
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    notes = _git_repo(tmp_path / "code" / "notes")
+    _transcript(claude_home, os.path.join(notes, "src"))  # a subfolder: its git top counts
+    report = import_path(data_dir, source)
+    assert report.bad == []
+    mapped = report.projects.mapped
+    # shop: the absolute file paths its observations carry
+    assert mapped["shop"] == ("/Users/alice/code/shop", "from paths in its rows")
+    # notes: only relative paths; Claude Code worked in one repository called notes
+    assert mapped["notes"] == (notes, "a repository you worked in")
+    # widget: nothing to go on; reported, not stored under a name nobody looks up
+    assert "widget" not in mapped and report.projects.unmapped == {"widget": 3}
+    assert any("project 'widget' NOT imported (3 rows)" in line
+               and "--project widget=" in line for line in report.lines())
+    assert rows(data_dir, "SELECT DISTINCT project FROM observations ORDER BY 1") == [
+        ("/Users/alice/code/shop",), (notes,)]
+    assert rows(data_dir, "SELECT id, status, project FROM sessions ORDER BY id") == [
+        ("6f1c2a9e-shop-0001", "completed", "/Users/alice/code/shop"),
+        ("9b7d-notes-0002", "failed", notes)]  # failed stays failed
+    [(started, completed)] = rows(data_dir, "SELECT started_at_epoch, completed_at_epoch "
+                                            "FROM sessions WHERE status = 'completed'")
+    assert completed is not None and completed >= started  # claude-mem's completion time
+    assert rows(data_dir, "SELECT type FROM observations ORDER BY created_at_epoch") == [
+        ("bugfix",), ("security_alert",), ("security_note",), ("sensitive",), ("discovery",)]
+    assert report.added == {"session": 2, "prompt": 3, "observation": 5, "summary": 1}
+
+
+def test_a_second_import_with_project_maps_only_what_was_left_out(data_dir, tmp_path,
+                                                                  claude_home):
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    import_path(data_dir, source)
+    widget = _git_repo(tmp_path / "code" / "widget")
+    report = import_path(data_dir, source, projects={"widget": widget + "/src/.."})
+    assert report.projects.mapped["widget"] == (widget, "given with --project")
+    assert report.projects.unmapped == {"notes": 3}  # no repository called notes here
+    assert report.added == {"session": 1, "prompt": 1, "observation": 1, "summary": 1}
+    assert report.skipped["observation"] == 3  # shop's were already there
+    assert rows(data_dir, "SELECT status, project FROM sessions WHERE id = "
+                          "'c0de-widget-0003'") == [("active", widget)]  # active stays active
+
+
+def test_two_repositories_with_the_folder_name_are_ambiguous(data_dir, tmp_path, claude_home):
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    one = _git_repo(tmp_path / "a" / "notes")
+    two = _git_repo(tmp_path / "b" / "notes")
+    _transcript(claude_home, one)
+    _transcript(claude_home, two)
+    report = import_path(data_dir, source)
+    assert report.projects.ambiguous["notes"] == sorted([one, two])
+    assert report.projects.unmapped["notes"] == 3
+
+
+def test_the_cli_takes_project_mappings_and_refuses_a_relative_path(data_dir, tmp_path,
+                                                                    claude_home):
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    bad = subprocess.run([sys.executable, "-m", "memlite", "import", str(source),
+                          "--project", "widget=code/widget"],
+                         capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert bad.returncode != 0 and "absolute PATH" in bad.stderr
+    assert not (data_dir / "memlite.db").exists() or rows(
+        data_dir, "SELECT count(*) FROM observations") == [(0,)]
+    widget = _git_repo(tmp_path / "code" / "widget")
+    done = subprocess.run([sys.executable, "-m", "memlite", "import", str(source),
+                           "--project", f"widget={widget}"],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert f"project 'widget' -> {widget} (given with --project)" in done.stdout
+    assert "project 'notes' NOT imported (3 rows)" in done.stdout
+
+
+def test_a_project_memlite_already_knows_maps_a_folder_name(data_dir, tmp_path, claude_home):
+    notes = _git_repo(tmp_path / "work" / "notes")
+    conn = storage.connect(data_dir)
+    try:
+        storage.start_session(conn, session_id="mine", project=notes, at_ms=1)
+    finally:
+        conn.close()
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    report = import_path(data_dir, source)
+    assert report.projects.mapped["notes"] == (notes, "a repository you worked in")
+
+
+# Read now: the data_dir fixture clears every MEMLITE_ variable.
+CLAUDE_MEM_PACKAGE = os.environ.get("MEMLITE_CLAUDE_MEM_PACKAGE")
+BUN = os.environ.get("MEMLITE_BUN")
+
+
+@pytest.mark.skipif(not (CLAUDE_MEM_PACKAGE and BUN),
+                    reason="opt-in: MEMLITE_CLAUDE_MEM_PACKAGE (an unpacked claude-mem npm "
+                           "package) and MEMLITE_BUN (a bun binary); see "
+                           "tests/fixtures/claude-mem/README.md")
+def test_claude_mem_itself_writes_what_the_fixture_holds(data_dir, tmp_path, claude_home):
+    """Re-run claude-mem's own storage code (any version) and import its database: the
+    same memory comes across as from the committed fixture."""
+    fresh = tmp_path / "fresh.db"
+    here = FIXTURE.parent
+    subprocess.run([str(BUN), str(here / "write_db.js"), str(CLAUDE_MEM_PACKAGE), str(fresh),
+                    str(here / "rows.json")], env={**os.environ, "HOME": str(claude_home)},
+                   check=True, capture_output=True, timeout=120)
+    committed = tmp_path / "committed.db"
+    shutil.copyfile(FIXTURE, committed)
+    seen = []
+    for source in (fresh, committed):
+        lines = [json.loads(line) for line in records(source)][1:]
+        seen.append(sorted((r["kind"], r.get("type"), r.get("title") or r.get("request")
+                            or r.get("prompt_text") or r.get("status"), r.get("project"))
+                           for r in lines))
+    assert seen[0] == seen[1] and len(seen[0]) == 7  # shop: the one mapped by its paths
+
+
+def test_a_worktree_name_maps_to_its_main_checkout(tmp_path):
+    """claude-mem calls a worktree ``parent/child``; memlite files it under the main
+    checkout, so that is where its memory must go."""
+    from memlite.claudemem_projects import map_projects
+
+    shop = _git_repo(tmp_path / "code" / "shop")
+    data = {"observations": [{"project": "shop/feature-x", "files_read": '["src/a.py"]'}]}
+    mapping = map_projects(data, given={}, known=[os.path.join(shop, "src")])
+    assert mapping.mapped == {"shop/feature-x": (shop, "a repository you worked in")}
+    assert mapping.path_of("shop/feature-x") == shop and mapping.unmapped == {}

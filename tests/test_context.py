@@ -163,8 +163,9 @@ def test_hostile_stored_text_cannot_close_or_open_tags():
     assert text.count(CLOSE_TAG) == 1 and text.endswith(CLOSE_TAG)
     assert text.count(OPEN_TAG) == 1
     assert "<system-reminder>" not in text and "\n# SYSTEM" not in text
-    assert "&lt;/memlite-context>" in text
-    assert neutralise("a < b, <3, x<y") == "a < b, <3, x&lt;y"
+    assert "\uff1c/memlite-context>" in text
+    assert neutralise("a < b, <3, x<y") == "a < b, <3, x\uff1cy"
+    assert "&lt;" not in text and "&" not in neutralise("x<y </b> <!--")
 
 
 # --- over a database ---------------------------------------------------------------------
@@ -237,7 +238,7 @@ def test_summaries_and_raw_activity_before_observations_exist(db, tmp_path):
     assert "read hello.py" in block.text  # relative to the project
     assert "ran `pytest -q` (failed)" in block.text
     assert "completed: renamed" in block.text
-    assert "Claude's last answer: Renamed &lt;/memlite-context> it" in block.text
+    assert "Claude's last answer: Renamed \uff1c/memlite-context> it" in block.text
 
 
 def test_cli_prints_the_same_block(db, tmp_path, data_dir):
@@ -313,3 +314,69 @@ def test_every_setting_combination_fits_the_budget(seeded_db, summaries, observa
     assert shown.get("details", 0) <= min(full, 111)
     if shown.get("index"):  # newest first: the superseding observation leads the index
         assert "] replacement" in block.text
+
+
+# --- issue 13: HTML escapes, the cut marker, chat-only summaries -----------------------------
+
+
+def test_the_markdown_has_no_html_escapes():
+    title = "Vec<T> parse fixed; a <b>bold</b> claim & x < y"
+    text = pack(ContextData(project="/p", observations=(_obs(1, title=title),),
+                            full=(_obs(1, title=title, narrative=title),)), 9000).text
+    assert "&lt;" not in text and "&gt;" not in text and "&amp;" not in text
+    assert "Vec\uff1cT> parse fixed" in text and "& x < y" in text
+
+
+@given(st.text(min_size=0, max_size=60), st.integers(min_value=0, max_value=40))
+def test_the_cut_marker_is_never_longer_than_the_text_it_replaces(text, limit):
+    from memlite.context_text import CUT_MARKER
+    from memlite.context_text import cut as _cut
+
+    out = _cut(text, limit)
+    assert len(out) <= max(limit, 0) or out == text
+    assert len(out) <= len(text)
+    if out != text and CUT_MARKER in out:
+        head, tail = out.split(CUT_MARKER, 1)
+        assert text.startswith(head) and text.endswith(tail)
+        assert len(text) - len(head) - len(tail) > len(CUT_MARKER)
+
+
+def test_a_short_field_is_cut_without_growing():
+    from memlite.context import _line
+
+    session = "a" * 9
+    assert len(_line(session, 8)) <= 8  # the old marker alone was 9 characters
+
+
+def _chat_only(conn, session_id, project, at):
+    start_session(conn, session_id=session_id, project=project, at_ms=at)
+    insert_prompt(conn, session_id=session_id, prompt_text="what did we do last time?",
+                  at_ms=at + 1)
+    insert_summary(conn, NewSummary(session_id=session_id, project=project,
+                                    request="what did we do last time?",
+                                    completed="answered from memory", at_ms=at + 2))
+
+
+def test_chat_only_summaries_rank_below_summaries_of_real_work(db, tmp_path):
+    project = _git_project(tmp_path / "p")
+    for n in range(3):  # three sessions of real work, then three chat-only questions
+        _seed(db, f"work{n}", project, n_obs=1, at=1_000 * (n + 1), title=f"job{n}")
+        insert_summary(db, NewSummary(session_id=f"work{n}", project=project,
+                                      request=f"real task {n}", completed=f"did {n}",
+                                      at_ms=1_000 * (n + 1) + 500))
+    for n in range(3):
+        _chat_only(db, f"chat{n}", project, 10_000 + 1_000 * n)
+    # a session whose tool events are not observed yet did work too
+    start_session(db, session_id="raw", project=project, at_ms=20_000)
+    insert_event(db, session_id="raw", event_name="PostToolUse", tool_name="Edit",
+                 tool_use_id="t-raw", payload={"tool_input": {"file_path": f"{project}/a"}})
+    insert_summary(db, NewSummary(session_id="raw", project=project, request="raw task",
+                                  completed="edited a", at_ms=20_500))
+    block = build_context(db, project, summary_count=3)
+    shown = block.text.split("## ")[1]  # the summaries layer
+    assert shown.startswith("Recent session summaries")
+    assert "raw task" in shown and "real task 2" in shown and "real task 1" in shown
+    assert "what did we do last time" not in shown
+    # with room for more, the chat-only ones come after every summary of work
+    text = build_context(db, project, summary_count=6).text
+    assert text.index("real task 0") < text.index("what did we do last time?")

@@ -32,3 +32,38 @@ def test_doctor_runs_the_canary_and_says_all_is_well(data_dir):
         subprocess.run([sys.executable, "-m", "memlite", "worker", "stop"], env=env,
                        capture_output=True, timeout=30)
     assert pid is not None and not pid_alive(int(pid.group(1)))
+
+
+def test_doctor_says_when_the_ai_observer_fails_and_rules_observed_the_canary(data_dir):
+    """Issue 13: a Claude Code CLI that is not logged in answers every turn with an error;
+    the worker falls back to rules, and the doctor must not call that all ok."""
+    from pathlib import Path
+
+    from memlite.spawn import start_worker
+
+    here = Path(__file__).resolve().parent / "observer"
+    env = {**os.environ, "MEMLITE_WORKER_PORT": str(_free_port()), "MEMLITE_OBSERVER": "auto",
+           "MEMLITE_TEST_FAKE_CLI": str(here / "fake_claude.py"), "FAKE_CLAUDE_MODE": "error"}
+    argv = [sys.executable, str(here / "memlite_fake_cli_worker.py"), "worker", "run",
+            "--data-dir", os.path.realpath(data_dir)]
+    info = start_worker(data_dir, argv=argv, env=env).info
+    assert info is not None
+    try:
+        done = subprocess.run([sys.executable, "-m", "memlite", "doctor", "--deadline", "40"],
+                              env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        subprocess.run([sys.executable, "-m", "memlite", "worker", "stop"], env=env,
+                       capture_output=True, timeout=30)
+        try:
+            os.waitpid(info.pid, 0)  # our child (start_worker spawned it)
+        except ChildProcessError:
+            pass
+    assert f"worker pid {info.pid}" in done.stdout, done.stdout  # the fake-CLI worker
+    assert "observer backend: claude (OBSERVER=auto" in done.stdout
+    assert "rules observation out" in done.stdout
+    warning = [line for line in done.stdout.splitlines()
+               if "claude was chosen but did NOT observe the canary" in line]
+    assert warning and warning[0].startswith("warn"), done.stdout
+    assert "fake failure" in warning[0] or "Error" in warning[0]
+    assert "logged in" in warning[0]
+    assert not pid_alive(info.pid)

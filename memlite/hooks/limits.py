@@ -14,7 +14,8 @@ tokens and time, and the worker refuses bodies over 8 MiB. So:
    budget; if the whole body is still over ``MAX_BODY``, the budget shrinks, then the
    largest top-level fields are replaced by a cut of their JSON text.
 
-The marker reads ``…[memlite: cut 12345 chars]…`` so a reader (and the observer) knows.
+The marker reads ``…[memlite: cut 12345 chars]…`` so a reader (and the observer) knows; it
+counts inside the budget, so it is never longer than the text it replaces.
 """
 
 from __future__ import annotations
@@ -38,11 +39,23 @@ def marker(count: int) -> str:
 
 
 def cut(text: str, budget: int) -> str:
-    """``text`` if it fits ``budget`` characters, else its head and tail around a marker."""
+    """``text`` if it fits ``budget`` characters, else its head and tail around a marker.
+
+    The whole result, marker included, is at most ``budget`` characters, so the marker
+    always stands for more text than it takes: a cut never makes a text longer (a
+    121-character title cut to 120 used to grow by a 24-character marker). A budget too
+    small to hold the marker keeps the head and one ``…``.
+    """
     if len(text) <= budget:
         return text
-    half = max(budget // 2, 1)
-    return text[:half] + marker(len(text) - 2 * half) + text[-half:]
+    if budget <= 0:
+        return ""
+    keep = budget - len(marker(len(text)))  # the count never has more digits than that
+    if keep < 2:
+        return text[:budget - 1] + "\u2026"
+    head = (keep + 1) // 2
+    tail = keep - head
+    return text[:head] + marker(len(text) - keep) + text[len(text) - tail:]
 
 
 def _precut_str(text: str) -> str:

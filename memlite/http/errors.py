@@ -23,7 +23,7 @@ from werkzeug.exceptions import HTTPException
 
 from memlite.errors import ActorDied, AskTimeout, InputError, StorageError
 
-__all__ = ["json_error", "register"]
+__all__ = ["MAX_MESSAGE", "cut_message", "json_error", "register"]
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +37,20 @@ _MESSAGES = {
 }
 
 
+CUT_SUFFIX = "... (cut)"
+
+
+def cut_message(message: str) -> str:
+    """``message`` in at most ``MAX_MESSAGE`` characters, the suffix included (so the
+    suffix always replaces more text than it takes)."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return message[:MAX_MESSAGE - len(CUT_SUFFIX)] + CUT_SUFFIX
+
+
 def json_error(status: int, message: str) -> Response:
     """A JSON error response with ``status`` (the message is cut at ``MAX_MESSAGE`` chars)."""
-    if len(message) > MAX_MESSAGE:
-        message = message[:MAX_MESSAGE] + "... (cut)"
+    message = cut_message(message)
     response = jsonify({"error": message, "status": status})
     response.status_code = status
     return response

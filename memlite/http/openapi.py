@@ -23,7 +23,6 @@ from memlite.http.params import MAX_ID
 from memlite.http.state import server_port
 from memlite.ingest import KNOWN_EVENTS, MAX_NAME, MAX_PATH
 from memlite.ingest import MAX_SESSION_ID as MAX_INGEST_SESSION_ID
-from memlite.observer.parse import TYPES as OBSERVATION_TYPES
 
 __all__ = ["SPEC", "blueprint", "spec"]
 
@@ -76,7 +75,8 @@ _SEARCH_PARAMS = [
                     "default": "hybrid"}, "full text, vectors, or both fused"),
     _PROJECT,
     _query("type", {"type": "string", "maxLength": 200},
-           "comma-separated observation types: " + ", ".join(sorted(OBSERVATION_TYPES))),
+           "comma-separated observation types: "
+           + ", ".join(sorted(read_api.OBSERVATION_TYPES))),
     _query("since", {"type": "string", "maxLength": 40}, "ISO 8601 date or time"),
     _query("until", {"type": "string", "maxLength": 40},
            "ISO 8601 date or time (a bare date means its whole day)"),

@@ -16,15 +16,19 @@ from typing import Any
 from quart import Blueprint, Response, jsonify
 
 from memlite.actors.embedder import EmbedQuery, GetEmbedderStatus, Reindex
+from memlite.claudemem import CLAUDE_MEM_TYPES
 from memlite.errors import InputError, MemliteError, NotFound
 from memlite.http import queries
 from memlite.http.params import int_arg, parse_id, read_json_object, str_arg
 from memlite.http.state import current_state
-from memlite.observer.parse import TYPES as OBSERVATION_TYPES
+from memlite.observer.parse import TYPES
 from memlite.storage.search import MODES as SEARCH_MODES
 from memlite.storage.search import Filters
 
-__all__ = ["MAX_BATCH_IDS", "SEARCH_MODES", "blueprint"]
+__all__ = ["MAX_BATCH_IDS", "OBSERVATION_TYPES", "SEARCH_MODES", "blueprint"]
+
+# What the observer writes, and what an import from claude-mem keeps (security_alert...).
+OBSERVATION_TYPES = TYPES | frozenset(CLAUDE_MEM_TYPES)
 
 blueprint = Blueprint("read_api", __name__)
 

@@ -166,3 +166,31 @@ def m002_observer(conn: apsw.Connection) -> None:
 def m003_search(conn: apsw.Connection) -> None:
     """An index for searches within one project (``memlite.storage.search``)."""
     conn.execute(schema.M003_SEARCH)
+
+
+@migration
+def m004_session_failed(conn: apsw.Connection) -> None:
+    """``sessions.status`` may be ``failed`` (imported from claude-mem).
+
+    SQLite cannot alter a CHECK constraint, and rebuilding ``sessions`` inside this
+    transaction would cascade-delete its children (foreign keys cannot be turned off in
+    a transaction). A constraint that only widens may instead be edited in
+    ``sqlite_schema`` (SQLite's documented procedure in "Making Other Kinds Of Table
+    Schema Changes"): bump ``schema_version`` so every connection re-reads the schema,
+    then check the result.
+    """
+    [(sql,)] = conn.execute(
+        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'sessions'").fetchall()
+    if schema.M004_OLD_STATUS not in sql:
+        raise MigrationError("sessions.status has an unexpected CHECK constraint")
+    version = int(conn.execute("PRAGMA schema_version").fetchall()[0][0])
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = 'sessions'",
+                     (sql.replace(schema.M004_OLD_STATUS, schema.M004_STATUS),))
+        conn.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+    problems = conn.execute("PRAGMA quick_check").fetchall()
+    if problems != [("ok",)]:
+        raise MigrationError(f"sessions after widening its status: {problems[:3]}")

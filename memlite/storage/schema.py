@@ -19,7 +19,7 @@ Conventions (why they are so):
 
 from __future__ import annotations
 
-__all__ = ["M001_INIT", "M002_OBSERVER", "M003_SEARCH"]
+__all__ = ["M001_INIT", "M002_OBSERVER", "M003_SEARCH", "M004_OLD_STATUS", "M004_STATUS"]
 
 _OBS_FTS_COLUMNS = "title, subtitle, narrative, facts, concepts, files"
 
@@ -278,3 +278,12 @@ ALTER TABLE sessions ADD COLUMN observer_error TEXT;
 M003_SEARCH = """
 CREATE INDEX observations_project_live ON observations (project, superseded_by);
 """
+
+
+# Version 4: a session may be ``failed`` (its observer agent gave up), as claude-mem records
+# it; an import keeps that instead of calling the session ``completed``. Only the CHECK
+# widens, so every existing row still satisfies it and the table is not rebuilt (a rebuild
+# would need foreign keys off, which cannot change inside the migration's transaction; the
+# widening is SQLite's documented sqlite_schema edit, see ``migrations.m004``).
+M004_OLD_STATUS = "CHECK (status IN ('active', 'completed'))"
+M004_STATUS = "CHECK (status IN ('active', 'completed', 'failed'))"

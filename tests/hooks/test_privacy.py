@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 from hookrun import BARE, REPO
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memlite.hooks.limits import FIELD_BUDGET, MAX_BODY, cut, fit, precut
+from memlite.hooks.limits import FIELD_BUDGET, MAX_BODY, cut, fit, marker, precut
 from memlite.privacy import clean, redact, strip_tags
 
 
@@ -96,7 +99,26 @@ def test_cut_keeps_head_and_tail():
     text = "A" * 10 + "B" * 100_000 + "C" * 10
     out = cut(text, FIELD_BUDGET)
     assert out.startswith("A" * 10) and out.endswith("C" * 10)
-    assert f"[memlite: cut {len(text) - FIELD_BUDGET} chars]" in out
+    assert FIELD_BUDGET - 2 <= len(out) <= FIELD_BUDGET  # the marker counts inside it
+    removed = len(text) - FIELD_BUDGET + len(marker(len(text)))
+    assert marker(removed) in out
+
+
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=200))
+def test_a_cut_marker_is_never_longer_than_the_text_it_replaces(text, budget):
+    out = cut(text, budget)
+    assert out == text or len(out) <= budget
+    assert len(out) <= len(text)  # a cut never makes a text longer
+    found = re.search(r"\u2026\[memlite: cut (\d+) chars\]\u2026", out)
+    if found:
+        removed = int(found.group(1))
+        assert removed == len(text) - (len(out) - len(found.group(0)))
+        assert len(found.group(0)) < removed
+        assert text.startswith(out[:found.start()]) and text.endswith(out[found.end():])
+
+
+def test_a_title_one_character_over_does_not_grow():
+    assert len(cut("x" * 121, 120)) <= 120  # was 144: 120 kept + a 24-character marker
 
 
 def test_precut_never_exposes_a_region_whose_opening_was_cut_away():

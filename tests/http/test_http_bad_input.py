@@ -169,3 +169,14 @@ async def test_a_dead_actor_is_a_503(app, token, services):
     response = await app.test_client().delete("/api/observations/1", headers=headers(token))
     await _error(response, 503, "retry")
     assert response.headers["Retry-After"] == "1"
+
+
+def test_a_cut_error_message_never_grows():
+    """Issue 13: the cut marker is never longer than the text it replaces."""
+    from memlite.http.errors import MAX_MESSAGE, cut_message
+
+    for size in (MAX_MESSAGE, MAX_MESSAGE + 1, MAX_MESSAGE + 5, 10 * MAX_MESSAGE):
+        message = "v" * size
+        out = cut_message(message)
+        assert len(out) <= min(size, MAX_MESSAGE)  # was MAX_MESSAGE + 9 for any longer one
+        assert out == message or out.endswith("... (cut)")

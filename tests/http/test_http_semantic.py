@@ -156,3 +156,14 @@ async def test_filters_over_http(client, token, seeded):
     assert len(typed["observations"]) == 2
     later = await _search(client, token, q="billing", since="1970-01-01T00:00:02Z", mode="fts")
     assert [o["id"] for o in later["observations"]] == [seeded["beta"]]
+
+
+async def test_imported_claude_mem_types_can_be_filtered(client, token, storage):
+    """Issue 13: security_alert / security_note / sensitive are kept on import; search must
+    accept them as a type filter instead of answering 400."""
+    await seed_session(storage, "c-1")
+    alert = await seed_observation(storage, "c-1", title="Billing key in the log",
+                                   at_ms=9_000, type="security_alert")
+    await seed_observation(storage, "c-1", title="Billing retries", at_ms=9_001)
+    found = await _search(client, token, q="billing", type="security_alert", mode="fts")
+    assert [o["id"] for o in found["observations"]] == [alert]

@@ -112,3 +112,30 @@ def test_registry_names_are_checked():
     with pytest.raises(ValueError, match="expected"):
         migration(m009_out_of_order)
     assert MIGRATIONS == before
+
+
+def test_m004_lets_a_session_be_failed_keeping_every_row_of_version_3(blank):
+    blank.execute("PRAGMA foreign_keys = ON")
+    assert migrate(blank, "v3.db", MIGRATIONS[:3]) == [1, 2, 3]
+    blank.execute("INSERT INTO sessions (id, status, started_at, started_at_epoch) "
+                  "VALUES ('s1', 'completed', 't', 1)")
+    blank.execute("INSERT INTO observations (session_id, project, type, title, backend, "
+                  "content_hash, created_at, created_at_epoch) "
+                  "VALUES ('s1', '/p', 'change', 'kept', 'ai', 'h1', 't', 1)")
+    with pytest.raises(apsw.ConstraintError):  # version 3 refuses it
+        blank.execute("INSERT INTO sessions (id, status, started_at, started_at_epoch) "
+                      "VALUES ('f0', 'failed', 't', 1)")
+    assert migrate(blank, "v3.db") == [4]
+    blank.execute("INSERT INTO sessions (id, status, started_at, started_at_epoch) "
+                  "VALUES ('f1', 'failed', 't', 1)")
+    with pytest.raises(apsw.ConstraintError):
+        blank.execute("UPDATE sessions SET status = 'bogus' WHERE id = 'f1'")
+    # nothing cascaded away, the full-text index still answers, the file is sound
+    assert blank.execute("SELECT title FROM observations").fetchall() == [("kept",)]
+    assert blank.execute("SELECT rowid FROM observations_fts WHERE observations_fts "
+                         "MATCH 'kept'").fetchall() == [(1,)]
+    assert blank.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    other = apsw.Connection(blank.filename)  # a new connection reads the widened schema
+    other.execute("INSERT INTO sessions (id, status, started_at, started_at_epoch) "
+                  "VALUES ('f2', 'failed', 't', 1)")
+    other.close()
