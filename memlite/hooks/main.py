@@ -31,6 +31,12 @@ worker drains the spool when it starts. A SessionStart that started the worker m
 for its first answer to print the context: ``$MEMLITE_HOOK_SESSION_START_WAIT`` seconds
 after the hook began (default 0, at most 1.5; a worker starts in ~0.35 s here).
 
+Settings are read with the worker's own parser (``memlite.settings_spec``): when one is
+invalid (``WORKER_PORT=abc``, a ``settings.json`` that is not JSON...) the event is
+spooled and the reason logged; nothing is sent, since a guessed port may be another
+install's worker. Every event the hook can read is kept whatever its content: see
+``spool.storable`` and ``_prepare``.
+
 Errors never reach stdout: one line goes to ``<data dir>/hooks.log`` (0600, rotated at
 ``LOG_MAX`` bytes to ``hooks.log.1``).
 """
@@ -46,6 +52,7 @@ from urllib.parse import quote
 from memlite.hooks import client
 from memlite.hooks.limits import fit, precut
 from memlite.privacy import clean
+from memlite.settings_spec import make_private_dir
 
 __all__ = ["DEADLINE", "LOG_MAX", "MAX_STDIN", "ROUTES", "SESSION_END_DEADLINE", "main"]
 
@@ -80,7 +87,7 @@ class _Down(Exception):
 def log_line(directory: str, event: str, message: str) -> None:
     """Append one line to hooks.log (never raises)."""
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        make_private_dir(directory)
         path = os.path.join(directory, LOG_FILE)
         try:
             if os.stat(path).st_size > LOG_MAX:
@@ -130,12 +137,34 @@ def _read_event(argv: list[str]) -> tuple[str, dict[str, object] | None, str | N
     return event, payload, note
 
 
-def _skipped(event: str, payload: dict[str, object], settings: dict[str, object]) -> bool:
+def _skipped(event: str, payload: dict[str, object], skip: frozenset[str]) -> bool:
     if event not in TOOL_EVENTS:
         return False
     tool = payload.get("tool_name")
-    return isinstance(tool, str) and (tool.startswith(OWN_TOOL_PREFIXES)
-                                      or tool in client.skip_tools(settings))
+    return isinstance(tool, str) and (tool.startswith(OWN_TOOL_PREFIXES) or tool in skip)
+
+
+UNFILTERABLE = "[memlite: nested too deeply to filter; left out]"
+
+
+def _prepare(payload: dict[str, object], directory: str,
+             event: str) -> tuple[dict[str, object], bytes]:
+    """Filter, make storable and cut the event; returns it and its JSON body.
+
+    A payload the filters cannot walk (nested deeper than Python's recursion limit) is
+    still kept: its top-level scalars as they are, each nested field replaced by
+    ``UNFILTERABLE`` (unfiltered content is never stored), and a line in hooks.log.
+    """
+    from memlite.hooks.spool import storable
+
+    try:
+        return fit(storable(clean(precut(payload))))
+    except RecursionError:
+        kept = {key: value if isinstance(value, (str, int, float, bool, type(None)))
+                else UNFILTERABLE for key, value in payload.items()}
+        log_line(directory, event, "payload nested too deeply to filter: nested fields "
+                 "left out")
+        return fit(storable(clean(kept)))
 
 
 def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | None,
@@ -321,13 +350,20 @@ def run(argv: list[str]) -> str | None:
         return None
     if problem:
         log_line(directory, event, problem)
-    settings = client.read_settings(directory)
-    if _skipped(event, payload, settings):
+    settings = client.hook_settings(directory)
+    if _skipped(event, payload, settings.skip_tools):
         return None
-    cleaned = clean(precut(payload))
-    cleaned, body = fit(cleaned)
+    cleaned, body = _prepare(payload, directory, event)
     deadline = started + (SESSION_END_DEADLINE if event == "SessionEnd" else DEADLINE)
-    port = client.worker_port(settings)
+    if settings.port is None:
+        # The worker would refuse these settings too; a guessed port may be another
+        # install's worker. Keep the event for when the settings are fixed.
+        from memlite.hooks import spool
+
+        spool.append(directory, event, cleaned)
+        log_line(directory, event, f"spooled, not sent: {settings.error}")
+        return None
+    port = settings.port
     bearer = client.token(directory)
     try:
         _deliver(event, body, port, bearer, deadline, directory)

@@ -20,11 +20,23 @@ Draining (the worker, before it serves)
     already ``*.draining`` are left over from a drain that crashed; they are claimed again
     and re-ingested, which is harmless because ingestion is idempotent. ``read_claimed``
     parses a claimed file into records and bad lines; the worker ingests the records,
-    appends the bad lines and the records that fail validation to ``rejected.jsonl``
-    (``reject``: never silently dropped), then ``finish`` removes the file.
+    puts the bad lines and the records it cannot ingest in quarantine (``reject``: never
+    silently dropped), then ``finish`` removes the file.
 
     A line without its newline (the writer died mid-write) or that is not a valid record
-    is a bad line: it is logged and kept in ``rejected.jsonl``, and never stops the drain.
+    is a bad line: it is logged and quarantined, and never stops the drain.
+
+Quarantine
+    ``spool/quarantine.jsonl`` (0600): one JSON object per quarantined line with its
+    ``reason``, ``source`` file, ``line`` number, ``raw`` text and ``rejectedAt`` time.
+    ``quarantined`` counts them for ``memlite doctor`` and the dashboard. (Older versions
+    wrote ``rejected.jsonl``: it is read as quarantine too, and never claimed.)
+
+Content
+    Whatever an event holds, it is spooled: a payload that cannot be encoded as UTF-8 (a
+    lone UTF-16 surrogate from a ``\\ud800`` escape) is written with ASCII escapes, which
+    read back the same. ``storable`` turns such values (and NaN/Infinity) into what the
+    database accepts, the same way for a live request and a spooled one.
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ import contextlib
 import fcntl
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -40,8 +53,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memlite.settings_spec import make_private_dir
+
 __all__ = [
     "BadLine",
+    "QUARANTINE_FILE",
+    "Quarantine",
     "REJECTED_FILE",
     "SPOOL_DIR",
     "SPOOL_VERSION",
@@ -50,16 +67,21 @@ __all__ = [
     "claim",
     "finish",
     "iter_spool",
+    "quarantined",
     "read_claimed",
     "reject",
     "spool_dir",
+    "storable",
 ]
 
 log = logging.getLogger(__name__)
 
 SPOOL_DIR = "spool"
 SPOOL_VERSION = 1
-REJECTED_FILE = "rejected.jsonl"
+QUARANTINE_FILE = "quarantine.jsonl"
+REJECTED_FILE = QUARANTINE_FILE  # the name callers used before the quarantine
+_LEGACY_REJECTED = "rejected.jsonl"
+_NOT_SPOOL = frozenset({QUARANTINE_FILE, _LEGACY_REJECTED})
 _LIVE = ".jsonl"
 _CLAIMED = ".draining"
 _LOCK_WAIT_S = 2.0
@@ -92,9 +114,46 @@ def spool_dir(data_dir: str | os.PathLike[str]) -> Path:
 
 
 def _ensure_dir(data_dir: str | os.PathLike[str]) -> Path:
+    """The spool directory, created 0700 together with the data directory (a hook may be
+    the first to create it, before any worker ran)."""
+    make_private_dir(data_dir)
     directory = spool_dir(data_dir)
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dir(directory)
     return directory
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    """One JSON line; ASCII escapes when the text cannot be UTF-8 (lone surrogates)."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return data + b"\n"
+
+
+def _storable_str(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")  # lone surrogate -> "?"
+    return text
+
+
+def storable(value: Any) -> Any:
+    """``value`` with what the database refuses made plain: a lone surrogate becomes
+    ``?`` (as the hook's UTF-8 encoding of a live request does), NaN and infinities
+    become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. Keys too."""
+    if isinstance(value, str):
+        return _storable_str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {_storable_str(k) if isinstance(k, str) else k: storable(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(item) for item in value]
+    return value
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -133,13 +192,14 @@ def append(data_dir: str | os.PathLike[str], event_name: str, payload: Mapping[s
            *, now_ms: int | None = None) -> Path:
     """Spool one hook event durably (written and fsync'd before it returns).
 
+    Any content a hook read from JSON is written (lone surrogates as ASCII escapes).
     Returns the file it went to. Raises ``OSError`` (disk full, permissions) and
     ``TypeError``/``ValueError`` for a payload that is not JSON-serialisable.
     """
     spooled_at = int(time.time() * 1000) if now_ms is None else int(now_ms)
     record = {"v": SPOOL_VERSION, "event": event_name, "payload": dict(payload),
               "spooledAt": spooled_at}
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    data = _encode(record)
     directory = _ensure_dir(data_dir)
     day = time.strftime("%Y%m%d", time.gmtime(spooled_at / 1000))
     path = directory / f"{day}-{os.getpid()}{_LIVE}"
@@ -162,7 +222,7 @@ def claim(data_dir: str | os.PathLike[str]) -> list[Path]:
     claimed: list[Path] = []
     for name in names:
         path = directory / name
-        if name == REJECTED_FILE:
+        if name in _NOT_SPOOL:
             continue
         if name.endswith(_LIVE):
             # A unique name: a writer may have reused a file name that an interrupted
@@ -267,12 +327,14 @@ def iter_spool(
 
 def reject(data_dir: str | os.PathLike[str], entry: SpoolRecord | BadLine, reason: str,
            *, now_ms: int | None = None) -> None:
-    """Keep a line the drain could not ingest in ``spool/rejected.jsonl`` (0600, fsync'd)."""
+    """Quarantine a line the drain could not ingest: append it with its reason to
+    ``spool/quarantine.jsonl`` (0600, fsync'd)."""
     record = {"v": SPOOL_VERSION, "rejectedAt": int(time.time() * 1000) if now_ms is None
               else now_ms, "reason": reason, "source": entry.source, "line": entry.line,
+              "event": entry.event if isinstance(entry, SpoolRecord) else None,
               "raw": entry.raw}
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    path = _ensure_dir(data_dir) / REJECTED_FILE
+    data = _encode(record)
+    path = _ensure_dir(data_dir) / QUARANTINE_FILE
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, data)
@@ -286,3 +348,36 @@ def finish(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     _fsync_dir(path.parent)
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """What the quarantine holds: ``count`` lines, the newest ``latest`` (newest first,
+    each ``{"reason", "source", "line", "event", "rejectedAt"}``), and its files."""
+
+    count: int
+    latest: tuple[dict[str, Any], ...]
+    files: tuple[str, ...]
+
+
+def quarantined(data_dir: str | os.PathLike[str], *, latest: int = 5) -> Quarantine:
+    """Count the quarantined lines (reads the files; they stay small)."""
+    entries: list[dict[str, Any]] = []
+    files = []
+    for name in (_LEGACY_REJECTED, QUARANTINE_FILE):
+        path = spool_dir(data_dir) / name
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        files.append(str(path))
+        for raw in data.splitlines():
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = {"reason": "unreadable quarantine line"}
+            if isinstance(value, dict):
+                entries.append({key: value.get(key) for key in
+                                ("reason", "source", "line", "event", "rejectedAt")})
+    newest = sorted(entries, key=lambda e: e.get("rejectedAt") or 0, reverse=True)[:latest]
+    return Quarantine(count=len(entries), latest=tuple(newest), files=tuple(files))

@@ -166,7 +166,10 @@ class WorkerLink:
 
     def _port(self) -> int:
         if self.port is None:
-            self.port = client.worker_port(client.read_settings(self.data_dir))
+            try:  # the worker's own parser: an invalid port is refused, never guessed
+                self.port = client.worker_port(client.read_settings(self.data_dir))
+            except ValueError as exc:
+                raise ToolError(f"{exc}; fix it, then restart Claude Code") from None
         return self.port
 
     def _once(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
