@@ -204,8 +204,8 @@ async def _project(cwd: str | None, *, fresh: bool) -> ProjectInfo | None:
         # Abandoned on timeout: the thread may stay blocked in the kernel, not us.
         info = await trio.to_thread.run_sync(_resolve, cwd, abandon_on_cancel=True)
     if scope.cancelled_caught:
-        log.warning("project of %r: no answer from its filesystem within %.0f s; the path "
-                    "names it (not examined again for %.0f s)", cwd[:300], PROJECT_TIMEOUT,
+        log.warning("project of %r: no answer from its filesystem within %g s; the path "
+                    "names it (not examined again for %g s)", cwd[:300], PROJECT_TIMEOUT,
                     STUCK_RETRY)
         if len(_stuck) > _PROJECT_CACHE_SIZE:
             _stuck.clear()

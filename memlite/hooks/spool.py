@@ -70,6 +70,7 @@ __all__ = [
     "quarantined",
     "read_claimed",
     "reject",
+    "requeue",
     "spool_dir",
     "storable",
 ]
@@ -337,6 +338,7 @@ def reject(data_dir: str | os.PathLike[str], entry: SpoolRecord | BadLine, reaso
     path = _ensure_dir(data_dir) / QUARANTINE_FILE
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # ``requeue`` rewrites the file under this lock
         os.write(fd, data)
         os.fsync(fd)
     finally:
@@ -381,3 +383,65 @@ def quarantined(data_dir: str | os.PathLike[str], *, latest: int = 5) -> Quarant
                                 ("reason", "source", "line", "event", "rejectedAt")})
     newest = sorted(entries, key=lambda e: e.get("rejectedAt") or 0, reverse=True)[:latest]
     return Quarantine(count=len(entries), latest=tuple(newest), files=tuple(files))
+
+
+def requeue(data_dir: str | os.PathLike[str], *, now_ms: int | None = None) -> tuple[int, int]:
+    """Put quarantined records back in the spool, for the next drain to try again (after
+    an upgrade that fixed what refused them). Returns ``(requeued, kept)``.
+
+    Only lines that are whole spool records go back; the rest (torn or garbled lines)
+    stay in quarantine. The quarantine file is rewritten in place under its lock, after
+    the requeued lines are fsync'd in the spool: a crash in between only duplicates
+    lines, which ingestion stores once.
+    """
+    count = 0
+    for name in (_LEGACY_REJECTED, QUARANTINE_FILE):
+        path = spool_dir(data_dir) / name
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                lines = f.read().splitlines()
+            kept, requeued = [], []
+            for line in lines:
+                try:
+                    raw = json.loads(line).get("raw")
+                except (ValueError, AttributeError):
+                    raw = None
+                entry = _parse(raw.encode("utf-8", "surrogatepass"), name, 0, complete=True) \
+                    if isinstance(raw, str) else None
+                if isinstance(entry, SpoolRecord):
+                    requeued.append(_encode({"v": SPOOL_VERSION, "event": entry.event,
+                                             "payload": entry.payload,
+                                             "spooledAt": entry.spooled_at}))
+                else:
+                    kept.append(line + b"\n")
+            if len(kept) == len(lines):
+                continue
+            _write_requeued(data_dir, requeued, now_ms)
+            count += len(requeued)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, b"".join(kept), 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return count, quarantined(data_dir).count
+
+
+def _write_requeued(data_dir: str | os.PathLike[str], lines: list[bytes],
+                    now_ms: int | None) -> None:
+    stamp = time.time_ns() if now_ms is None else now_ms
+    path = _ensure_dir(data_dir) / f"requeued-{stamp}-{os.getpid()}{_LIVE}"
+    while path.exists():
+        stamp += 1
+        path = path.with_name(f"requeued-{stamp}-{os.getpid()}{_LIVE}")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, b"".join(lines))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    _fsync_dir(path.parent)
