@@ -175,7 +175,7 @@ def unresolved_project(cwd: str) -> ProjectInfo | None:
     not answer (issue 13: such an event used to answer 500 and jam the spool). Relative
     paths have no project, as in ``resolve_project``.
     """
-    if not cwd.startswith("/"):
+    if not os.path.isabs(cwd):
         return None
     root = os.path.normpath(cwd).replace("\x00", "\ufffd")
     return ProjectInfo(root=root, name=os.path.basename(root) or root)

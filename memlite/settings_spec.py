@@ -38,6 +38,7 @@ __all__ = [
     "make_private_dir",
     "read_file",
     "resolve",
+    "validate",
 ]
 
 ENV_PREFIX = "MEMLITE_"

@@ -67,8 +67,7 @@ def spool_waiting(data_dir: os.PathLike[str] | str) -> bool:
         names = os.listdir(spool.spool_dir(data_dir))
     except OSError:
         return False
-    return any(name.endswith((".jsonl", ".draining")) and name not in spool._NOT_SPOOL
-               for name in names)
+    return any(spool.is_spool_file(name) for name in names)
 
 
 class Spooler:

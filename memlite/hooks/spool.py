@@ -66,6 +66,7 @@ __all__ = [
     "append",
     "claim",
     "finish",
+    "is_spool_file",
     "iter_spool",
     "quarantined",
     "read_claimed",
@@ -112,6 +113,12 @@ class BadLine:
 
 def spool_dir(data_dir: str | os.PathLike[str]) -> Path:
     return Path(data_dir) / SPOOL_DIR
+
+
+def is_spool_file(name: str) -> bool:
+    """Whether a file name in ``spool/`` holds events to drain (live or claimed): not the
+    quarantine. Readers of the spool (the drain, a context snapshot) go by this."""
+    return name.endswith((_LIVE, _CLAIMED)) and name not in _NOT_SPOOL
 
 
 def _ensure_dir(data_dir: str | os.PathLike[str]) -> Path:
