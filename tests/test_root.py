@@ -118,6 +118,25 @@ async def test_serves_then_stops_cleanly_and_quickly(settings, trees):
         await http(port, "GET", "/api/health")  # nothing listens any more
 
 
+async def test_a_running_worker_drains_what_hooks_spool_while_it_runs(settings, monkeypatch):
+    """Issue 13: events spooled while the worker was up but slow waited for its next start."""
+    from memlite.actors import spooler
+
+    monkeypatch.setattr(spooler, "PERIOD_SECONDS", 0.1)
+    shutdown = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(root.run_root, settings, shutdown=shutdown))
+        payload = fixture("PostToolUse.Bash", tool_use_id="toolu_late")
+        spool.append(settings.data_dir, "PostToolUse", payload)  # the hook timed out
+        with trio.fail_after(20):
+            while query(settings.data_dir, "SELECT count(*) FROM events WHERE tool_use_id "
+                        "= 'toolu_late'") != [(1,)]:
+                await trio.sleep(0.05)
+        shutdown.set()
+    assert [p.name for p in (settings.data_dir / "spool").iterdir()
+            if spool.is_spool_file(p.name)] == []
+
+
 async def test_the_spool_is_drained_before_readiness(settings):
     for name in ("SessionStart.startup", "UserPromptSubmit", "Stop"):
         payload = fixture(name)

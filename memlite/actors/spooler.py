@@ -75,7 +75,7 @@ class Spooler:
 
     Args:
         services: the worker's refs (ingestion needs storage, sessions, bus).
-        period: seconds between checks of the spool directory.
+        period: seconds between checks of the spool directory (``PERIOD_SECONDS``).
         on_ready: awaited once after the start drain, before the actor reports its ref
             (the root sets ``services.ready`` there).
         after_start: awaited once after the actor reported its ref (the root rings
@@ -100,10 +100,11 @@ class Spooler:
         progress; its files stay claimed and are drained at the next start.
     """
 
-    def __init__(self, services: Services, *, period: float = PERIOD_SECONDS,
+    def __init__(self, services: Services, *, period: float | None = None,
                  on_ready: Callable[[], Awaitable[None]] | None = None,
                  after_start: Callable[[], Awaitable[None]] | None = None,
                  drain: Callable[[Services], Awaitable[DrainReport]] = drain_spool) -> None:
+        period = PERIOD_SECONDS if period is None else period
         if period <= 0:
             raise ValueError(f"spooler period must be positive, not {period!r}")
         self.services = services
