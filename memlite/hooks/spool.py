@@ -369,25 +369,50 @@ class Quarantine:
     files: tuple[str, ...]
 
 
+_SUMMARY_KEYS = ("reason", "source", "line", "event", "rejectedAt")
+_read_cache: dict[str, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+
+
+def _summaries(path: Path) -> list[dict[str, Any]] | None:
+    """The quarantine file's lines without their ``raw`` text (None if it is missing).
+
+    Cached by inode, size and mtime: the dashboard asks on every page, and a quarantined
+    line keeps its payload (up to 1 MiB)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+    cached = _read_cache.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    entries = []
+    for raw in data.splitlines():
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = {"reason": "unreadable quarantine line"}
+        if isinstance(value, dict):
+            entries.append({key: value.get(key) for key in _SUMMARY_KEYS})
+    _read_cache[str(path)] = (stamp, entries)
+    return entries
+
+
 def quarantined(data_dir: str | os.PathLike[str], *, latest: int = 5) -> Quarantine:
-    """Count the quarantined lines (reads the files; they stay small)."""
+    """Count the quarantined lines and return the newest ``latest`` (without payloads)."""
     entries: list[dict[str, Any]] = []
     files = []
     for name in (_LEGACY_REJECTED, QUARANTINE_FILE):
         path = spool_dir(data_dir) / name
-        try:
-            data = path.read_bytes()
-        except OSError:
+        found = _summaries(path)
+        if found is None:
             continue
         files.append(str(path))
-        for raw in data.splitlines():
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                value = {"reason": "unreadable quarantine line"}
-            if isinstance(value, dict):
-                entries.append({key: value.get(key) for key in
-                                ("reason", "source", "line", "event", "rejectedAt")})
+        entries.extend(found)
     newest = sorted(entries, key=lambda e: e.get("rejectedAt") or 0, reverse=True)[:latest]
     return Quarantine(count=len(entries), latest=tuple(newest), files=tuple(files))
 
