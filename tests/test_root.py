@@ -129,7 +129,7 @@ async def test_a_running_worker_drains_what_hooks_spool_while_it_runs(settings, 
         payload = fixture("PostToolUse.Bash", tool_use_id="toolu_late")
         spool.append(settings.data_dir, "PostToolUse", payload)  # the hook timed out
         with trio.fail_after(20):
-            while query(settings.data_dir, "SELECT count(*) FROM events WHERE tool_use_id "
+            while query(settings.data_dir, "SELECT count(*) FROM events WHERE tool_use_id "  # noqa: ASYNC110
                         "= 'toolu_late'") != [(1,)]:
                 await trio.sleep(0.05)
         shutdown.set()

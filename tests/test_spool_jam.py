@@ -162,7 +162,7 @@ async def test_a_running_spooler_drains_what_is_spooled_later(services, data_dir
         assert ready.is_set()
         spool_events(data_dir, ["/tmp/a"])  # the worker is up but the hook timed out
         with trio.fail_after(20):
-            while query(data_dir, "SELECT count(*) FROM events") != [(1,)]:
+            while query(data_dir, "SELECT count(*) FROM events") != [(1,)]:  # noqa: ASYNC110
                 await trio.sleep(0.02)
         spool_events(data_dir, ["/tmp/b", "/tmp/c"], start_ms=1_800_000_000_000, first=1)
         await ref.ask(lambda reply: DrainNow(reply=reply), timeout=20)
@@ -184,7 +184,7 @@ async def test_a_drain_that_raises_does_not_stop_the_spooler(services, data_dir)
         await ref.ask(lambda reply: DrainNow(reply=reply), timeout=20)  # the one that raises
         spool_events(data_dir, ["/tmp/a"])
         with trio.fail_after(20):
-            while spooler.statistics().ingested != 1:  # a periodic drain took it
+            while spooler.statistics().ingested != 1:  # noqa: ASYNC110 - a periodic drain
                 await trio.sleep(0.02)
     assert query(data_dir, "SELECT count(*) FROM events") == [(1,)]
     stats = spooler.statistics()

@@ -56,9 +56,9 @@ from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
 from memlite.actors.session import Deliver, SessionSupervisor
+from memlite.actors.spooler import DrainNow, Spooler
 from memlite.actors.storage import RequeueProcessingEvents, StorageActor
 from memlite.config import Settings
-from memlite.actors.spooler import DrainNow, Spooler
 from memlite.errors import ActorError, RestartIntensityExceeded
 from memlite.http import create_app, load_or_create_token
 from memlite.ingest import publish

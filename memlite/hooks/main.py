@@ -51,6 +51,7 @@ from urllib.parse import quote
 
 from memlite.hooks import client
 from memlite.hooks.limits import fit, precut
+from memlite.hooks.storable import storable
 from memlite.privacy import clean
 from memlite.settings_spec import make_private_dir
 
@@ -155,8 +156,6 @@ def _prepare(payload: dict[str, object], directory: str,
     still kept: its top-level scalars as they are, each nested field replaced by
     ``UNFILTERABLE`` (unfiltered content is never stored), and a line in hooks.log.
     """
-    from memlite.hooks.spool import storable
-
     try:
         return fit(storable(clean(precut(payload))))
     except RecursionError:

@@ -45,7 +45,6 @@ import contextlib
 import fcntl
 import json
 import logging
-import math
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -53,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memlite.hooks.storable import storable
 from memlite.settings_spec import make_private_dir
 
 __all__ = [
@@ -138,30 +138,6 @@ def _encode(record: Mapping[str, Any]) -> bytes:
     except UnicodeEncodeError:
         data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     return data + b"\n"
-
-
-def _storable_str(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")  # lone surrogate -> "?"
-    return text
-
-
-def storable(value: Any) -> Any:
-    """``value`` with what the database refuses made plain: a lone surrogate becomes
-    ``?`` (as the hook's UTF-8 encoding of a live request does), NaN and infinities
-    become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. Keys too."""
-    if isinstance(value, str):
-        return _storable_str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {_storable_str(k) if isinstance(k, str) else k: storable(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(item) for item in value]
-    return value
 
 
 def _fsync_dir(directory: Path) -> None:
