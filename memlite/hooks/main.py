@@ -153,17 +153,22 @@ def _prepare(payload: dict[str, object], directory: str,
     """Filter, make storable and cut the event; returns it and its JSON body.
 
     A payload the filters cannot walk (nested deeper than Python's recursion limit) is
-    still kept: its top-level scalars as they are, each nested field replaced by
-    ``UNFILTERABLE`` (unfiltered content is never stored), and a line in hooks.log.
+    still kept: field by field, each top-level field that is too deep is replaced by
+    ``UNFILTERABLE`` (unfiltered content is never stored), and a line goes to hooks.log.
     """
     try:
         return fit(storable(clean(precut(payload))))
     except RecursionError:
-        kept = {key: value if isinstance(value, (str, int, float, bool, type(None)))
-                else UNFILTERABLE for key, value in payload.items()}
-        log_line(directory, event, "payload nested too deeply to filter: nested fields "
-                 "left out")
-        return fit(storable(clean(kept)))
+        pass
+    kept: dict[str, object] = {}
+    for key, value in payload.items():
+        try:
+            kept.update(storable(clean(precut({key: value}))))  # type: ignore[arg-type]
+        except RecursionError:
+            kept[key] = UNFILTERABLE
+    left_out = sorted(key for key, value in kept.items() if value == UNFILTERABLE)
+    log_line(directory, event, f"payload nested too deeply to filter: {left_out} left out")
+    return fit(kept)
 
 
 def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | None,
