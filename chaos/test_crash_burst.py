@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from harness import payload, wait_until
 
+from memlite.hooks import spool
+
 EVENTS = int(os.environ.get("MEMLITE_CHAOS_EVENTS", "1500"))
 SEED = int(os.environ.get("MEMLITE_CHAOS_SEED", "20261130"))
 SESSIONS = 8
@@ -53,7 +55,7 @@ def _plan(total: int) -> list[list[tuple[str, dict]]]:
 def _spooled(data_dir: Path) -> list[dict]:
     found = []
     for path in (data_dir / "spool").glob("*.*"):
-        if path.suffix in (".jsonl", ".draining"):
+        if spool.is_spool_file(path.name):  # not the quarantine
             found += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return found
 

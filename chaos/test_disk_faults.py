@@ -70,7 +70,8 @@ def _spool_lines(world) -> int:
     if not directory.is_dir():
         return 0
     return sum(len(p.read_bytes().splitlines()) for p in directory.iterdir()
-               if p.name.endswith((".jsonl", ".draining")) and p.name != "rejected.jsonl")
+               if p.name.endswith((".jsonl", ".draining"))
+               and p.name not in ("rejected.jsonl", "quarantine.jsonl"))
 
 
 def _log(world, name: str = "worker.log") -> str:

@@ -13,6 +13,8 @@ import time
 import pytest
 from harness import REPO, payload, wait_until
 
+from memlite.hooks import spool
+
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(120)]
 
 
@@ -34,7 +36,8 @@ def test_port_held_by_another_program(world, figures):
         figures["hook_s_port_taken"] = round(took, 3)
         assert (code, out) == (0, b"")
         spooled = sum(len(p.read_text().splitlines())
-                      for p in (world.data_dir / "spool").glob("*.jsonl"))
+                      for p in (world.data_dir / "spool").glob("*.jsonl")
+                      if spool.is_spool_file(p.name))
         figures["spooled"] = spooled
         assert spooled == 1  # kept on disk, not lost
     finally:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from memlite import __version__
 from memlite.errors import MemliteError
+from memlite.spool_cli import add_spool_command
 
 if TYPE_CHECKING:
     from memlite.lifecycle import WorkerInfo
@@ -375,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_context_command(sub)
     _add_mcp_command(sub)
     _add_transfer_commands(sub)
+    add_spool_command(sub)
 
     doctor = sub.add_parser("doctor", help="check memlite end to end: worker, observer, "
                                            "an event in and an observation out")

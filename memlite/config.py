@@ -19,6 +19,10 @@ What bad input gets:
 * Unknown keys in the file are kept (a newer memlite may have written them) and ignored.
 * A data directory that cannot be created or written raises ``DataDirError``.
 
+The keys, defaults and parsers live in ``memlite.settings_spec`` (standard library only),
+which the hook uses too: hook and worker read every setting the same way (issue 13). This
+module adds the typed ``Settings`` record, ``ConfigError`` and writing the file.
+
 Choices made where the issue is silent: ``OLLAMA_URL`` must point at a loopback address
 (memory never leaves the machine), and no setting names a program to run or an address
 to bind other than 127.0.0.1.
@@ -30,14 +34,16 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 
+from memlite import settings_spec
 from memlite.errors import ConfigError, DataDirError
+from memlite.settings_spec import SETTINGS_FILE, SPECS
+from memlite.settings_spec import Spec as Setting
 
 __all__ = [
     "SPECS",
@@ -50,165 +56,23 @@ __all__ = [
     "settings_path",
 ]
 
-ENV_PREFIX = "MEMLITE_"
-SETTINGS_FILE = "settings.json"
-
-
-# --- parsers: each takes a raw value (from JSON or an env string) and returns the typed one,
-# --- or raises ValueError with a reason a person can act on.
-
-
-def _int_between(low: int, high: int) -> Callable[[object], int]:
-    def parse(raw: object) -> int:
-        if isinstance(raw, bool):
-            raise ValueError("expected a whole number, got true/false")
-        if isinstance(raw, str):
-            try:
-                raw = int(raw.strip(), 10)
-            except ValueError:
-                raise ValueError("expected a whole number") from None
-        if not isinstance(raw, int):
-            raise ValueError("expected a whole number")
-        if not low <= raw <= high:
-            raise ValueError(f"must be between {low} and {high}")
-        return raw
-
-    return parse
-
-
-def _bool(raw: object) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str):
-        lowered = raw.strip().lower()
-        if lowered in {"1", "true", "yes", "on"}:
-            return True
-        if lowered in {"0", "false", "no", "off"}:
-            return False
-    raise ValueError("expected true or false")
-
-
-def _choice(*choices: str) -> Callable[[object], str]:
-    def parse(raw: object) -> str:
-        if not isinstance(raw, str) or raw.strip().lower() not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}")
-        return raw.strip().lower()
-
-    return parse
-
-
-def _name(max_len: int = 200) -> Callable[[object], str]:
-    """A short plain name (a model id): no spaces, no path separators, no control characters."""
-
-    def parse(raw: object) -> str:
-        if not isinstance(raw, str):
-            raise ValueError("expected a string")
-        value = raw.strip()
-        if not value or len(value) > max_len:
-            raise ValueError(f"expected 1 to {max_len} characters")
-        if any(c.isspace() or c in "/\\" or ord(c) < 32 for c in value):
-            raise ValueError("must not contain spaces, slashes or control characters")
-        return value
-
-    return parse
-
-
-def _loopback_url(raw: object) -> str:
-    if not isinstance(raw, str):
-        raise ValueError("expected a URL string")
-    parts = urlsplit(raw.strip())
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ValueError("expected an http:// or https:// URL")
-    if parts.hostname not in {"127.0.0.1", "localhost", "::1"}:
-        raise ValueError("must be a loopback address (127.0.0.1, localhost or [::1])")
-    return raw.strip().rstrip("/")
-
-
-def _tool_list(raw: object) -> tuple[str, ...]:
-    items: Iterable[object]
-    if isinstance(raw, str):
-        items = (part.strip() for part in raw.split(","))
-    elif isinstance(raw, list):
-        items = raw
-    else:
-        raise ValueError("expected a list of tool names (or a comma-separated string)")
-    names = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ValueError("every tool name must be a string")
-        if item:
-            names.append(_name(200)(item))
-    return tuple(names)
-
-
-@attrs.frozen(kw_only=True)
-class Setting:
-    """One knob: its key (without the ``MEMLITE_`` prefix), default, parser and meaning."""
-
-    key: str
-    default: Any
-    parse: Callable[[object], Any]
-    doc: str
-    secret: bool = False
-
-
-SPECS: tuple[Setting, ...] = (
-    Setting(key="WORKER_PORT", default=37888, parse=_int_between(1024, 65535),
-            doc="TCP port of the worker on 127.0.0.1"),
-    Setting(key="OBSERVATION_COUNT", default=50, parse=_int_between(0, 1000),
-            doc="observations listed in the context index"),
-    Setting(key="FULL_OBSERVATION_COUNT", default=5, parse=_int_between(0, 100),
-            doc="observations shown in full in the context block"),
-    Setting(key="SUMMARY_COUNT", default=3, parse=_int_between(0, 50),
-            doc="session summaries in the context block"),
-    Setting(key="CONTEXT_MAX_CHARS", default=9000, parse=_int_between(500, 10000),
-            doc="budget of the SessionStart context block (Claude Code previews >10,000)"),
-    Setting(key="MCP_ENABLED", default=True, parse=_bool, doc="serve the MCP memory tools"),
-    Setting(key="OBSERVER", default="auto", parse=_choice("auto", "claude", "rules"),
-            doc="auto: Claude when available, else rules"),
-    Setting(key="OBSERVER_MODEL", default="claude-haiku-4-5", parse=_name(),
-            doc="model of the observer conversation"),
-    Setting(key="EMBEDDER", default="auto",
-            parse=_choice("auto", "wordllama", "minilm", "ollama", "none"),
-            doc="embedding backend for semantic search"),
-    Setting(key="OLLAMA_URL", default="http://127.0.0.1:11434", parse=_loopback_url,
-            doc="Ollama server (loopback only)"),
-    Setting(key="OLLAMA_MODEL", default="bge-m3", parse=_name(), doc="Ollama embedding model"),
-    Setting(key="IDLE_SHUTDOWN_MINUTES", default=30, parse=_int_between(1, 7 * 24 * 60),
-            doc="worker exits after this long with no session and no request"),
-    Setting(key="SESSION_IDLE_MINUTES", default=30, parse=_int_between(1, 7 * 24 * 60),
-            doc="session actors idle this long are stopped"),
-    Setting(key="OBSERVER_IDLE_MINUTES", default=5, parse=_int_between(1, 24 * 60),
-            doc="an observer process silent this long is stopped"),
-    Setting(key="OBSERVER_CONCURRENCY", default=2, parse=_int_between(1, 32),
-            doc="observer conversations open at once, across all sessions"),
-    Setting(key="OBSERVER_DAILY_TOKENS", default=2_000_000,
-            parse=_int_between(0, 1_000_000_000),
-            doc="observer tokens per UTC day; past it the rules backend takes over"),
-    Setting(key="EVENT_RETENTION_DAYS", default=7, parse=_int_between(1, 3650),
-            doc="raw payloads of observed events are pruned after this many days"),
-    Setting(key="SKIP_TOOLS", default=("TodoWrite",), parse=_tool_list,
-            doc="tools whose events are not observed (memlite's own MCP tools always are skipped)"),
-)
-_BY_KEY = {spec.key: spec for spec in SPECS}
+_BY_KEY = settings_spec.by_key
 
 
 def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$MEMLITE_DATA_DIR`` if set, else ``~/.memlite``."""
-    env = os.environ if env is None else env
-    raw = env.get(ENV_PREFIX + "DATA_DIR", "").strip()
-    return Path(raw).expanduser() if raw else Path.home() / ".memlite"
+    """``$MEMLITE_DATA_DIR`` if set, else ``~/.memlite`` (``settings_spec.default_data_dir``)."""
+    return Path(settings_spec.default_data_dir(env))
 
 
 def ensure_data_dir(path: Path) -> Path:
-    """Create the data directory (0700) if needed and prove it is writable.
+    """Create the data directory (0700 whatever the umask) if needed and prove it is writable.
 
     Raises:
         DataDirError: it cannot be created, is not a directory, or cannot be written.
     """
     path = Path(path)
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        settings_spec.make_private_dir(path)
     except (FileExistsError, NotADirectoryError):
         raise DataDirError(
             f"data directory {path} cannot be created: a file is in the way. "
@@ -240,33 +104,16 @@ def settings_path(data_dir: Path) -> Path:
 
 def _validate(key: str, raw: object, origin: str) -> Any:
     try:
-        return _BY_KEY[key].parse(raw)
-    except ValueError as exc:
-        raise ConfigError(
-            f"setting {key} has an invalid value {raw!r} (from {origin}): {exc}"
-        ) from None
+        return settings_spec.validate(key, raw, origin)
+    except settings_spec.SettingError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _read_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read settings file {path}: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"settings file {path} is not valid JSON ({exc.msg} at line {exc.lineno}). "
-            "Fix it, or delete it to get the defaults back; it was left as it is."
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"settings file {path} must hold a JSON object of settings, not {type(data).__name__}. "
-            "Fix it, or delete it to get the defaults back; it was left as it is."
-        )
-    return data
+        return settings_spec.read_file(path)
+    except settings_spec.SettingsFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _write_file(path: Path, data: Mapping[str, Any]) -> None:
@@ -337,19 +184,10 @@ def load_settings(data_dir: Path | None = None, env: Mapping[str, str] | None = 
     if create:
         ensure_data_dir(data_dir)
     stored = _read_file(path)
-    values: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for spec in SPECS:
-        env_raw = env.get(ENV_PREFIX + spec.key)
-        if env_raw is not None:
-            values[spec.key] = _validate(spec.key, env_raw, f"${ENV_PREFIX}{spec.key}")
-            sources[spec.key] = "env"
-        elif spec.key in stored:
-            values[spec.key] = _validate(spec.key, stored[spec.key], str(path))
-            sources[spec.key] = "file"
-        else:
-            values[spec.key] = spec.default
-            sources[spec.key] = "default"
+    try:
+        values, sources = settings_spec.resolve(stored, env, file_label=str(path))
+    except settings_spec.SettingError as exc:
+        raise ConfigError(str(exc)) from None
     missing = [spec.key for spec in SPECS if spec.key not in stored]
     if create and missing:
         # First use, or a newer memlite added keys: write them so a person sees every knob.

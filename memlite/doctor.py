@@ -7,7 +7,10 @@ It checks, in order, and prints one line per check (``ok`` / ``warn`` / ``FAIL``
    CLI can be run: without one the rules backend observes, which is not an error);
 3. the worker starts (or is running) and answers ``/api/health``, including its observer
    health line (N failures in a row, or a quota pause);
-4. the canary: one ``PostToolUse`` event of a throwaway session goes in through
+4. the hook spool: events still waiting to be drained, and quarantined lines (events the
+   worker could not ingest, kept with their reason: ``warn`` with the newest reason and
+   where they are kept); and a data directory open to other users (``warn``);
+5. the canary: one ``PostToolUse`` event of a throwaway session goes in through
    ``POST /api/events`` and an observation of it must be stored within ``deadline``
    seconds (read straight from the database); the canary session is deleted afterwards.
    When the claude backend was chosen but the canary's observation came from the rules
@@ -29,7 +32,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["run_doctor"]
+__all__ = ["run_doctor", "spool_lines"]
 
 
 def _api(port: int, token: str, method: str, path: str,
@@ -120,6 +123,36 @@ def _canary(port: int, token: str, data_dir: Any, cwd: str, deadline: float,
             pass
 
 
+def spool_lines(data_dir: Any) -> list[tuple[str, str]]:
+    """``(level, text)`` lines about the data directory's privacy and the hook spool."""
+    import stat
+
+    from memlite.actors.spooler import spool_waiting
+    from memlite.hooks import spool
+
+    lines = []
+    try:
+        mode = stat.S_IMODE(os.stat(data_dir).st_mode)
+    except OSError:
+        mode = 0o700
+    if mode & 0o077:
+        lines.append(("warn", f"data directory {data_dir} is open to other users "
+                              f"({mode:o}); `chmod 700 {data_dir}` makes it private"))
+    found = spool.quarantined(data_dir, latest=1)
+    waiting = spool_waiting(data_dir)
+    if found.count:
+        newest = found.latest[0]
+        lines.append(("warn", f"spool: {found.count} event(s) quarantined, kept in "
+                              f"{', '.join(found.files)}; newest ({newest.get('event')}): "
+                              f"{newest.get('reason')}"))
+    if waiting:
+        lines.append(("warn", "spool: events wait to be drained (the worker drains them "
+                              "every few seconds; see worker.log if they stay)"))
+    if not found.count and not waiting:
+        lines.append(("ok", "spool: empty, nothing quarantined"))
+    return lines
+
+
 def run_doctor(*, deadline: float = 20.0, print_: Callable[[str], None] = print) -> int:
     """Run every check, print one line each; return the exit status."""
     failed = False
@@ -159,6 +192,8 @@ def run_doctor(*, deadline: float = 20.0, print_: Callable[[str], None] = print)
     say("ok", f"worker pid {info.pid} on port {info.port}, version {health.get('version')}")
     if health.get("observer"):
         say("warn", f"observer health: {health['observer']}")
+    for level, text in spool_lines(settings.data_dir):
+        say(level, text)
     _canary(info.port, token, settings.data_dir, os.getcwd(), deadline, say,
             backend=backend, mode=settings["OBSERVER"])
     return 1 if failed else 0

@@ -29,6 +29,10 @@ storage actor, and only once that is committed tells the rest of the worker:
    SessionEnd) and ``Publish`` a small dict on the bus for live views. A replay of a
    stored event (``created=False``) does neither: it already happened.
 
+A ``cwd`` that cannot be examined (a component over 255 bytes, a NUL, permission denied,
+a filesystem that does not answer within ``PROJECT_TIMEOUT``) never fails ingestion: the
+event is stored and its project is the path string itself (``unresolved_project``).
+
 A session the database does not know is created from whichever event comes first, with a
 warning: an event is never refused because its SessionStart was missed (the hook failed,
 the worker was down and the spool lost). The exception is the two routes that only make
@@ -42,6 +46,8 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import math
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -64,6 +70,7 @@ __all__ = [
     "MAX_SESSION_ID",
     "ingest_hook_event",
     "publish",
+    "unresolved_project",
 ]
 
 log = logging.getLogger(__name__)
@@ -156,15 +163,54 @@ def _skipped(services: Services, tool_name: str | None) -> bool:
 # time. SessionStart always resolves afresh (a new branch shows up there) and refreshes it.
 _projects: collections.OrderedDict[str, ProjectInfo | None] = collections.OrderedDict()
 _PROJECT_CACHE_SIZE = 128
+PROJECT_TIMEOUT = 2.0  # a dead network mount can block a stat for minutes
+STUCK_RETRY = 600.0  # a cwd that timed out is not examined again for this long
+_stuck: dict[str, float] = {}  # cwd -> trio time until which it is not examined
+
+
+def unresolved_project(cwd: str) -> ProjectInfo | None:
+    """The project of a ``cwd`` that cannot be examined: the path string itself.
+
+    Used when the path is too long, holds a NUL, is not readable, or its filesystem does
+    not answer (issue 13: such an event used to answer 500 and jam the spool). Relative
+    paths have no project, as in ``resolve_project``.
+    """
+    if not os.path.isabs(cwd):
+        return None
+    root = os.path.normpath(cwd).replace("\x00", "\ufffd")
+    return ProjectInfo(root=root, name=os.path.basename(root) or root)
+
+
+def _resolve(cwd: str) -> ProjectInfo | None:
+    try:
+        return resolve_project(cwd)
+    except (OSError, ValueError) as exc:  # ENAMETOOLONG, EACCES, EIO, ESTALE, NUL byte
+        log.warning("project of %r cannot be examined (%s): the path names it",
+                    cwd[:300], exc)
+        return unresolved_project(cwd)
 
 
 async def _project(cwd: str | None, *, fresh: bool) -> ProjectInfo | None:
+    """The project of ``cwd``; never raises, and never waits over ``PROJECT_TIMEOUT``."""
     if not cwd:
         return None
     if not fresh and cwd in _projects:
         _projects.move_to_end(cwd)
         return _projects[cwd]
-    info = await trio.to_thread.run_sync(resolve_project, cwd)
+    if _stuck.get(cwd, -math.inf) > trio.current_time():
+        return unresolved_project(cwd)
+    info: ProjectInfo | None = None
+    with trio.move_on_after(PROJECT_TIMEOUT) as scope:
+        # Abandoned on timeout: the thread may stay blocked in the kernel, not us.
+        info = await trio.to_thread.run_sync(_resolve, cwd, abandon_on_cancel=True)
+    if scope.cancelled_caught:
+        log.warning("project of %r: no answer from its filesystem within %g s; the path "
+                    "names it (not examined again for %g s)", cwd[:300], PROJECT_TIMEOUT,
+                    STUCK_RETRY)
+        if len(_stuck) > _PROJECT_CACHE_SIZE:
+            _stuck.clear()
+        _stuck[cwd] = trio.current_time() + STUCK_RETRY
+        return unresolved_project(cwd)
     _projects[cwd] = info
     while len(_projects) > _PROJECT_CACHE_SIZE:
         _projects.popitem(last=False)

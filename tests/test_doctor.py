@@ -28,6 +28,7 @@ def test_doctor_runs_the_canary_and_says_all_is_well(data_dir):
         assert re.search(r"ok  canary: event in, rules observation out in [\d.]+ s: "
                          r"'Edited memlite_doctor_canary.py'", done.stdout)
         assert "FAIL" not in done.stdout
+        assert "  ok  spool: empty, nothing quarantined" in done.stdout
     finally:
         subprocess.run([sys.executable, "-m", "memlite", "worker", "stop"], env=env,
                        capture_output=True, timeout=30)
@@ -67,3 +68,23 @@ def test_doctor_says_when_the_ai_observer_fails_and_rules_observed_the_canary(da
     assert "fake failure" in warning[0] or "Error" in warning[0]
     assert "logged in" in warning[0]
     assert not pid_alive(info.pid)
+
+
+def test_doctor_names_quarantined_events_and_a_shared_data_dir(data_dir):
+    from memlite.doctor import spool_lines
+    from memlite.hooks import spool
+
+    data_dir.mkdir(mode=0o700, parents=True)
+    assert spool_lines(data_dir) == [("ok", "spool: empty, nothing quarantined")]
+    spool.append(data_dir, "Stop", {"session_id": 42}, now_ms=1)
+    (claimed,) = spool.claim(data_dir)
+    (record,) = spool.read_claimed(claimed)
+    spool.reject(data_dir, record, "InputError: field 'session_id' must be a string")
+    os.chmod(data_dir, 0o755)
+    assert spool_lines(data_dir) == [
+        ("warn", f"data directory {data_dir} is open to other users (755); "
+                 f"`chmod 700 {data_dir}` makes it private"),
+        ("warn", f"spool: 1 event(s) quarantined, kept in {data_dir}/spool/quarantine.jsonl; "
+                 "newest (Stop): InputError: field 'session_id' must be a string"),
+        ("warn", "spool: events wait to be drained (the worker drains them every few "
+                 "seconds; see worker.log if they stay)")]

@@ -120,15 +120,16 @@ async def test_lines_that_fail_validation_are_kept_with_the_reason(services, dat
     spool.append(data_dir, "PreToolUse", fixture("PreToolUse.Bash"), now_ms=1)
     spool.append(data_dir, "Stop", {"hook_event_name": "Stop", "session_id": 42}, now_ms=2)
     spool.append(data_dir, "Stop", fixture("Stop"), now_ms=3)
-    spool.append(data_dir, "Stop", fixture("Stop", x=float("nan")), now_ms=4)  # poison pill
+    spool.append(data_dir, "Stop", fixture("Stop", x=float("nan")), now_ms=4)  # was a poison pill
     report = await drain_spool(services)
-    assert report == DrainReport(files=1, ingested=1, rejected=3)
+    assert report == DrainReport(files=1, ingested=2, rejected=2)
     reasons = [r["reason"] for r in rejected(data_dir)]
     assert reasons[0].startswith("InputError: unknown hook event 'PreToolUse'")
     assert reasons[1] == "InputError: field 'session_id' must be a string, not a number"
     assert json.loads(rejected(data_dir)[0]["raw"])["payload"] == fixture("PreToolUse.Bash")
-    assert reasons[2].startswith("InputError: the payload is not storable as JSON")
-    assert stored(data_dir) == [("Stop", 3)]
+    assert stored(data_dir) == [("Stop", 3), ("Stop", 4)]
+    assert query(data_dir, "SELECT json_extract(payload, '$.x') FROM events WHERE "
+                 "created_at_epoch = 4") == [("NaN",)]
 
 
 async def test_a_spooled_stop_of_an_unknown_session_is_stored(services, data_dir):

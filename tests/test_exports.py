@@ -9,12 +9,15 @@ import pytest
 MODULES = [
     "memlite",
     "memlite.actors",
+    "memlite.actors.spooler",
     "memlite.config",
     "memlite.embed",
     "memlite.errors",
     "memlite.hooks",
+    "memlite.hooks.spool",
     "memlite.http",
     "memlite.mcp",
+    "memlite.settings_spec",
     "memlite.storage",
     "memlite.storage.search",
 ]

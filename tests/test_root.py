@@ -107,14 +107,34 @@ async def test_serves_then_stops_cleanly_and_quickly(settings, trees):
     (tree,) = trees
     events = tree.supervisor.events
     assert [e.name for e in events if isinstance(e, ChildStarted)] == ORDER
-    # The drain ended by itself; the rest stopped in reverse order, the front first (it
-    # may have returned on ``shutdown`` a moment before the supervisor told it to).
+    # Everything stopped in reverse order, the front first (it may have returned on
+    # ``shutdown`` a moment before the supervisor told it to); the spooler keeps draining
+    # while the worker runs, so it stops in its turn.
     ended = [e.name for e in events if isinstance(e, ChildExited | ChildStopped)]
-    assert ended == ["spool", "http", "idle", "embedder", "pruner", "reaper", "sessions", "bus",
+    assert ended == ["http", "spool", "idle", "embedder", "pruner", "reaper", "sessions", "bus",
                      "snapshots", "storage"]  # snapshots' last round sees all commits
     assert query(settings.data_dir, "SELECT event_name FROM events") == [("SessionStart",)]
     with pytest.raises(OSError):
         await http(port, "GET", "/api/health")  # nothing listens any more
+
+
+async def test_a_running_worker_drains_what_hooks_spool_while_it_runs(settings, monkeypatch):
+    """Issue 13: events spooled while the worker was up but slow waited for its next start."""
+    from memlite.actors import spooler
+
+    monkeypatch.setattr(spooler, "PERIOD_SECONDS", 0.1)
+    shutdown = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(root.run_root, settings, shutdown=shutdown))
+        payload = fixture("PostToolUse.Bash", tool_use_id="toolu_late")
+        spool.append(settings.data_dir, "PostToolUse", payload)  # the hook timed out
+        with trio.fail_after(20):
+            while query(settings.data_dir, "SELECT count(*) FROM events WHERE tool_use_id "  # noqa: ASYNC110
+                        "= 'toolu_late'") != [(1,)]:
+                await trio.sleep(0.05)
+        shutdown.set()
+    assert [p.name for p in (settings.data_dir / "spool").iterdir()
+            if spool.is_spool_file(p.name)] == []
 
 
 async def test_the_spool_is_drained_before_readiness(settings):

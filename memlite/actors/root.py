@@ -21,9 +21,10 @@ previous one reported it was up)::
     pruner     every hour: prune old event payloads, vacuum        permanent
     embedder   loads the model on a thread; vectors for new observations  permanent
     idle       no sessions, no requests: set shutdown             transient
-    spool      drain the hook spool, then set ``ready``           temporary
-    http       Hypercorn serving ``create_app(services)``; then drains the spool once
-               more (events spooled while the worker was starting)  transient
+    spool      drain the hook spool, set ``ready``, then drain it   permanent
+               every few seconds while the worker runs (``spooler.py``)
+    http       Hypercorn serving ``create_app(services)``; then asks the spooler for
+               one more drain (events spooled while it was starting)  transient
 
 Stop order: ``shutdown`` is set (a signal relayed from the worker, or the idle actor).
 At once every session's AI is given ``SHUTDOWN_SUMMARY_WAIT_SECONDS`` (1.5 s) more: a
@@ -61,10 +62,10 @@ from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
 from memlite.actors.session import SHUTDOWN_SUMMARY_WAIT_SECONDS, Deliver, SessionSupervisor
 from memlite.actors.snapshots import Snapshotter
+from memlite.actors.spooler import DrainNow, Spooler
 from memlite.actors.storage import RequeueProcessingEvents, StorageActor
 from memlite.config import Settings
-from memlite.drain import drain_spool
-from memlite.errors import RestartIntensityExceeded
+from memlite.errors import ActorError, RestartIntensityExceeded
 from memlite.http import create_app, load_or_create_token
 from memlite.ingest import publish
 from memlite.lifecycle import HOST, worker_version
@@ -126,8 +127,7 @@ class WorkerTree:
             ChildSpec(name="embedder", start=self._run_embedder, shutdown=1.0),
             ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
                       shutdown=1.0),
-            ChildSpec(name="spool", start=self._drain, restart=Restart.TEMPORARY,
-                      shutdown=1.0),
+            ChildSpec(name="spool", start=self._run_spooler, shutdown=1.0),
             ChildSpec(name="http", start=self._serve_http, restart=Restart.TRANSIENT,
                       shutdown=GRACEFUL_TIMEOUT + 1.0),
         ], name="root")
@@ -203,15 +203,15 @@ class WorkerTree:
                             idle_seconds=lambda: services.settings.idle_shutdown_minutes * 60)
         await idle.run(task_status=task_status)
 
-    async def _drain(self, *, task_status: trio.TaskStatus[None]) -> None:
-        """Drain the spool, then declare readiness: the database is open and caught up."""
-        try:
-            await drain_spool(self.services)
-        except Exception:  # an unreadable spool must not keep the worker from serving
-            log.exception("spool drain failed; the spool is kept for the next start")
-        self.services.ready.set()
-        task_status.started()
-        await self._resume_pending()
+    async def _run_spooler(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        """Drain the spool, declare readiness (the database is open and caught up), ring
+        the sessions with pending events, then keep draining while the worker runs."""
+
+        async def ready() -> None:
+            self.services.ready.set()
+
+        await Spooler(self.services, on_ready=ready, after_start=self._resume_pending).run(
+            task_status=task_status)
 
     async def _resume_pending(self) -> None:
         """Ring each session that has pending events, so they are observed now."""
@@ -237,10 +237,11 @@ class WorkerTree:
             await nursery.start(partial(serve, app, config,
                                         shutdown_trigger=self.services.shutdown.wait))
             task_status.started()
-            try:
-                await drain_spool(self.services)
-            except Exception:
-                log.exception("late spool drain failed; the spool is kept for the next start")
+            try:  # events spooled while the worker was starting
+                self.supervisor.ref("spool").send_nowait(DrainNow())
+            except ActorError as exc:
+                log.warning("late spool drain not requested (%s); the next periodic "
+                            "drain takes them", exc)
 
 
 def _sessions_with_pending(conn, limit: int = 1000) -> list[str]:  # type: ignore[no-untyped-def]

@@ -6,20 +6,25 @@ token, and one overall deadline for connect, send and receive. The reply is read
 its ``Content-Length`` (Hypercorn keeps the socket open after a ``Connection: close``
 reply until the client closes it), or to the end of the stream, or de-chunked.
 
-Also here: where the worker listens and with which token, read the way
-``memlite.config`` would (``$MEMLITE_WORKER_PORT``, else ``settings.json``, else 37888)
-without importing it (it imports attrs).
+Also here: where the worker listens and with which token. Settings are read with
+``memlite.settings_spec``, the parser the worker uses too (``memlite.config`` builds on
+it), so hook and worker never disagree: a setting the worker would refuse makes
+:func:`hook_settings` report an ``error``, and the hook then spools the event and logs the
+reason instead of sending it anywhere (an invalid ``WORKER_PORT`` used to become 37888,
+which may be another install's worker).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
+from collections.abc import Mapping
 
-__all__ = ["DEFAULT_PORT", "HOST", "HttpError", "data_dir", "read_settings", "request",
-           "skip_tools", "token", "worker_port"]
+from memlite import settings_spec
+
+__all__ = ["DEFAULT_PORT", "HOST", "HookSettings", "HttpError", "data_dir", "hook_settings",
+           "read_settings", "request", "skip_tools", "token", "worker_port"]
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 37888
@@ -31,37 +36,66 @@ class HttpError(OSError):
 
 
 def data_dir() -> str:
-    raw = os.environ.get("MEMLITE_DATA_DIR", "").strip()
-    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".memlite")
+    return settings_spec.default_data_dir()
 
 
 def read_settings(directory: str) -> dict[str, object]:
     """``settings.json`` of the data directory as a dict ({} if missing or unreadable)."""
     try:
-        with open(os.path.join(directory, "settings.json"), "rb") as f:
-            value = json.loads(f.read())
-    except (OSError, ValueError):
+        return settings_spec.read_file(os.path.join(directory, settings_spec.SETTINGS_FILE))
+    except settings_spec.SettingsFileError:
         return {}
-    return value if isinstance(value, dict) else {}
 
 
-def worker_port(settings: dict[str, object]) -> int:
-    raw = os.environ.get("MEMLITE_WORKER_PORT", "").strip() or str(settings.get("WORKER_PORT", ""))
+def worker_port(settings: Mapping[str, object], env: Mapping[str, str] | None = None) -> int:
+    """WORKER_PORT as the worker reads it.
+
+    Raises:
+        settings_spec.SettingError: the value is invalid (the worker would refuse it too).
+    """
+    values, _ = settings_spec.resolve(settings, os.environ if env is None else env,
+                                      file_label="settings.json", keys=("WORKER_PORT",))
+    return int(values["WORKER_PORT"])
+
+
+def skip_tools(settings: Mapping[str, object],
+               env: Mapping[str, str] | None = None) -> frozenset[str]:
+    """SKIP_TOOLS as the worker reads it (``SettingError`` if invalid)."""
+    values, _ = settings_spec.resolve(settings, os.environ if env is None else env,
+                                      file_label="settings.json", keys=("SKIP_TOOLS",))
+    return frozenset(values["SKIP_TOOLS"])
+
+
+class HookSettings:
+    """What the hook needs from the settings, or why it must not send at all.
+
+    ``error`` is set when any setting is invalid or ``settings.json`` is unreadable: the
+    worker would refuse to start with them, and a port the hook guessed could be another
+    install's worker. The hook then spools the event and logs ``error``.
+    """
+
+    __slots__ = ("context_max_chars", "error", "port", "skip_tools")
+
+    def __init__(self, *, port: int | None, skip_tools: frozenset[str],
+                 error: str | None = None, context_max_chars: int | None = None) -> None:
+        self.port = port
+        self.skip_tools = skip_tools
+        self.error = error
+        self.context_max_chars = context_max_chars
+
+
+def hook_settings(directory: str, env: Mapping[str, str] | None = None) -> HookSettings:
+    """Every setting resolved as the worker resolves it (see :class:`HookSettings`)."""
+    env = os.environ if env is None else env
+    path = os.path.join(directory, settings_spec.SETTINGS_FILE)
     try:
-        port = int(raw)
-    except ValueError:
-        return DEFAULT_PORT
-    return port if 1024 <= port <= 65535 else DEFAULT_PORT
-
-
-def skip_tools(settings: dict[str, object]) -> frozenset[str]:
-    """SKIP_TOOLS: ``$MEMLITE_SKIP_TOOLS`` (comma-separated), else settings.json, else TodoWrite."""
-    raw = os.environ.get("MEMLITE_SKIP_TOOLS")
-    value: object = raw if raw is not None else settings.get("SKIP_TOOLS", ["TodoWrite"])
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list):
-        return frozenset({"TodoWrite"})
-    return frozenset(item.strip() for item in items if isinstance(item, str) and item.strip())
+        stored = settings_spec.read_file(path)
+        values, _ = settings_spec.resolve(stored, env, file_label=path)
+    except (settings_spec.SettingError, settings_spec.SettingsFileError) as exc:
+        return HookSettings(port=None, skip_tools=frozenset(), error=str(exc))
+    return HookSettings(port=int(values["WORKER_PORT"]),
+                        skip_tools=frozenset(values["SKIP_TOOLS"]),
+                        context_max_chars=int(values["CONTEXT_MAX_CHARS"]))
 
 
 def token(directory: str) -> str | None:

@@ -36,6 +36,12 @@ still in the spool (``snapshot.fallback_context``), at once. It never waits for 
 start (``$MEMLITE_HOOK_SESSION_START_WAIT``, default 0, is an opt-in wait used only when
 there is no snapshot and nothing spooled).
 
+Settings are read with the worker's own parser (``memlite.settings_spec``): when one is
+invalid (``WORKER_PORT=abc``, a ``settings.json`` that is not JSON...) the event is
+spooled and the reason logged; nothing is sent, since a guessed port may be another
+install's worker. Every event the hook can read is kept whatever its content: see
+``spool.storable`` and ``_prepare``.
+
 Errors never reach stdout: one line goes to ``<data dir>/hooks.log`` (0600, rotated at
 ``LOG_MAX`` bytes to ``hooks.log.1``).
 """
@@ -50,7 +56,9 @@ from urllib.parse import quote
 
 from memlite.hooks import client
 from memlite.hooks.limits import fit, precut
+from memlite.hooks.storable import storable
 from memlite.privacy import clean
+from memlite.settings_spec import make_private_dir
 
 __all__ = ["DEADLINE", "LOG_MAX", "MAX_STDIN", "ROUTES", "SESSION_END_DEADLINE", "main"]
 
@@ -85,7 +93,7 @@ class _Down(Exception):
 def log_line(directory: str, event: str, message: str) -> None:
     """Append one line to hooks.log (never raises)."""
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        make_private_dir(directory)
         path = os.path.join(directory, LOG_FILE)
         try:
             if os.stat(path).st_size > LOG_MAX:
@@ -135,12 +143,37 @@ def _read_event(argv: list[str]) -> tuple[str, dict[str, object] | None, str | N
     return event, payload, note
 
 
-def _skipped(event: str, payload: dict[str, object], settings: dict[str, object]) -> bool:
+def _skipped(event: str, payload: dict[str, object], skip: frozenset[str]) -> bool:
     if event not in TOOL_EVENTS:
         return False
     tool = payload.get("tool_name")
-    return isinstance(tool, str) and (tool.startswith(OWN_TOOL_PREFIXES)
-                                      or tool in client.skip_tools(settings))
+    return isinstance(tool, str) and (tool.startswith(OWN_TOOL_PREFIXES) or tool in skip)
+
+
+UNFILTERABLE = "[memlite: nested too deeply to filter; left out]"
+
+
+def _prepare(payload: dict[str, object], directory: str,
+             event: str) -> tuple[dict[str, object], bytes]:
+    """Filter, make storable and cut the event; returns it and its JSON body.
+
+    A payload the filters cannot walk (nested deeper than Python's recursion limit) is
+    still kept: field by field, each top-level field that is too deep is replaced by
+    ``UNFILTERABLE`` (unfiltered content is never stored), and a line goes to hooks.log.
+    """
+    try:
+        return fit(storable(clean(precut(payload))))
+    except RecursionError:
+        pass
+    kept: dict[str, object] = {}
+    for key, value in payload.items():
+        try:
+            kept.update(storable(clean(precut({key: value}))))  # type: ignore[arg-type]
+        except RecursionError:
+            kept[key] = UNFILTERABLE
+    left_out = sorted(key for key, value in kept.items() if value == UNFILTERABLE)
+    log_line(directory, event, f"payload nested too deeply to filter: {left_out} left out")
+    return fit(kept)
 
 
 def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | None,
@@ -221,14 +254,14 @@ def _session_start_wait() -> float:
         return 0.0
 
 
-def _fallback(directory: str, payload: dict[str, object], settings: dict[str, object],
+def _fallback(directory: str, payload: dict[str, object], budget: int | None,
               why: str) -> str | None:
     """SessionStart without the worker's answer: the project's snapshot plus its spooled
     activity (``snapshot.fallback_context``), as the SessionStart reply; None if empty."""
     from memlite.hooks import snapshot
 
     try:
-        context = snapshot.fallback_context(directory, payload.get("cwd"), settings)
+        context = snapshot.fallback_context(directory, payload.get("cwd"), budget)
     except Exception as exc:  # noqa: BLE001 - never fail the hook; say why in the log
         log_line(directory, "SessionStart", f"{why}; snapshot unreadable: "
                  f"{type(exc).__name__}: {exc}")
@@ -243,7 +276,7 @@ def _fallback(directory: str, payload: dict[str, object], settings: dict[str, ob
 
 def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Down,
                  directory: str, port: int, deadline: float,
-                 started: float, settings: dict[str, object] | None = None) -> str | None:
+                 started: float, budget: int | None = None) -> str | None:
     """Spool the event, start the worker if nothing was listening, resend if it is ready.
 
     A SessionStart returns what to print: the snapshot and spooled activity of its
@@ -251,17 +284,16 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     """
     from memlite.hooks import bootstrap, spool
 
-    settings = settings or {}
     start = event == "SessionStart"
     spool.append(directory, event, payload)
     if not down.absent:
         log_line(directory, event, f"{down}: spooled")
-        return _fallback(directory, payload, settings, str(down)) if start else None
+        return _fallback(directory, payload, budget, str(down)) if start else None
     python = bootstrap.worker_python()
     if python is None:
         log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
                  "not ready yet")
-        return _fallback(directory, payload, settings, "no worker yet") if start else None
+        return _fallback(directory, payload, budget, "no worker yet") if start else None
     from memlite.spawn import start_worker, worker_command
 
     result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
@@ -279,7 +311,7 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
             pass  # it is in the spool
     if not start:
         return None
-    out = _fallback(directory, payload, settings, f"{down}: spooled, worker starting")
+    out = _fallback(directory, payload, budget, f"{down}: spooled, worker starting")
     wait = _session_start_wait()
     if out is None and wait > 0:
         out = _await_context(directory, port, payload.get("cwd"), started + wait)
@@ -350,25 +382,35 @@ def run(argv: list[str]) -> str | None:
         return None
     if problem:
         log_line(directory, event, problem)
-    settings = client.read_settings(directory)
-    if _skipped(event, payload, settings):
+    settings = client.hook_settings(directory)
+    if _skipped(event, payload, settings.skip_tools):
         return None
-    cleaned = clean(precut(payload))
-    cleaned, body = fit(cleaned)
+    cleaned, body = _prepare(payload, directory, event)
     deadline = started + (SESSION_END_DEADLINE if event == "SessionEnd" else DEADLINE)
-    port = client.worker_port(settings)
+    if settings.port is None:
+        # The worker would refuse these settings too; a guessed port may be another
+        # install's worker. Keep the event for when the settings are fixed.
+        from memlite.hooks import spool
+
+        spool.append(directory, event, cleaned)
+        log_line(directory, event, f"spooled, not sent: {settings.error}")
+        if event == "SessionStart":  # memory still arrives, from what is on disk
+            return _fallback(directory, cleaned, None, "invalid settings")
+        return None
+    port = settings.port
     bearer = client.token(directory)
     try:
         _deliver(event, body, port, bearer, deadline, directory)
     except _Down as down:
         return _worker_down(event, cleaned, body, down, directory, port, deadline, started,
-                            settings)
+                            settings.context_max_chars)
     _replace_if_older(directory, event)
     if event == "SessionStart":
         try:
             return _context(port, bearer, cleaned.get("cwd"), deadline)
         except (_Down, ValueError, AttributeError) as exc:
-            return _fallback(directory, cleaned, settings, f"no context from the worker: {exc}")
+            return _fallback(directory, cleaned, settings.context_max_chars,
+                             f"no context from the worker: {exc}")
     return None
 
 

@@ -187,8 +187,10 @@ def _spool_lines(data_dir: str) -> list[bytes]:
     """Lines of the spool's live and claimed files, oldest file first, bounded in bytes."""
     directory = os.path.join(data_dir, "spool")
     try:
-        names = [n for n in os.listdir(directory)
-                 if n.endswith((".jsonl", ".draining")) and not n.startswith("rejected")]
+        # spool.is_spool_file's rule, inline: importing spool costs the hook start-up time
+        # (tests/hooks/test_session_start_cold.py checks the two agree).
+        names = [n for n in os.listdir(directory) if n.endswith((".jsonl", ".draining"))
+                 and n not in ("quarantine.jsonl", "rejected.jsonl")]
     except OSError:
         return []
     stamped = []
@@ -274,32 +276,19 @@ def spooled_items(data_dir: str | os.PathLike[str], root: str, *,
 # --- the hook's side: the block ------------------------------------------------------------
 
 
-def _budget(settings: Mapping[str, object]) -> int | None:
-    """CONTEXT_MAX_CHARS as set ($MEMLITE_CONTEXT_MAX_CHARS, else settings.json), or None
-    when it is not set or not valid (500 to 10,000, as ``memlite.config`` accepts)."""
-    raw = os.environ.get("MEMLITE_CONTEXT_MAX_CHARS", "").strip() \
-        or str(settings.get("CONTEXT_MAX_CHARS", ""))
-    try:
-        value = int(raw)
-    except ValueError:
-        return None
-    return value if 500 <= value <= 10000 else None
-
-
-def fallback_context(data_dir: str, cwd: object,
-                     settings: Mapping[str, object] | None = None) -> str | None:
+def fallback_context(data_dir: str, cwd: object, budget: int | None = None) -> str | None:
     """The block for ``cwd``'s project from its snapshot and spooled activity, or None.
 
-    The budget is CONTEXT_MAX_CHARS as set now (``settings``: settings.json, or the
-    environment), else the one the snapshot was packed with; the raw-layer cap is the
-    snapshot's (the worker's OBSERVATION_COUNT).
+    ``budget`` is CONTEXT_MAX_CHARS as set now (the hook reads it with the worker's own
+    parser, ``client.hook_settings``), else the one the snapshot was packed with; the
+    raw-layer cap is the snapshot's (the worker's OBSERVATION_COUNT).
     """
     root = project_root(cwd)
     if root is None:
         return None
     snap = read(data_dir, root)
     packed_at = snap.get("budget") if snap else None
-    budget = _budget(settings or {}) or packed_at  # a setting changed since wins
+    budget = budget or packed_at  # a setting changed since the snapshot was packed wins
     if isinstance(budget, bool) or not isinstance(budget, int) or not 100 <= budget <= 10000:
         budget = DEFAULT_BUDGET
     cap = snap.get("raw_cap") if snap else None

@@ -20,11 +20,23 @@ Draining (the worker, before it serves)
     already ``*.draining`` are left over from a drain that crashed; they are claimed again
     and re-ingested, which is harmless because ingestion is idempotent. ``read_claimed``
     parses a claimed file into records and bad lines; the worker ingests the records,
-    appends the bad lines and the records that fail validation to ``rejected.jsonl``
-    (``reject``: never silently dropped), then ``finish`` removes the file.
+    puts the bad lines and the records it cannot ingest in quarantine (``reject``: never
+    silently dropped), then ``finish`` removes the file.
 
     A line without its newline (the writer died mid-write) or that is not a valid record
-    is a bad line: it is logged and kept in ``rejected.jsonl``, and never stops the drain.
+    is a bad line: it is logged and quarantined, and never stops the drain.
+
+Quarantine
+    ``spool/quarantine.jsonl`` (0600): one JSON object per quarantined line with its
+    ``reason``, ``source`` file, ``line`` number, ``raw`` text and ``rejectedAt`` time.
+    ``quarantined`` counts them for ``memlite doctor`` and the dashboard. (Older versions
+    wrote ``rejected.jsonl``: it is read as quarantine too, and never claimed.)
+
+Content
+    Whatever an event holds, it is spooled: a payload that cannot be encoded as UTF-8 (a
+    lone UTF-16 surrogate from a ``\\ud800`` escape) is written with ASCII escapes, which
+    read back the same. ``storable`` turns such values (and NaN/Infinity) into what the
+    database accepts, the same way for a live request and a spooled one.
 """
 
 from __future__ import annotations
@@ -40,8 +52,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memlite.hooks.storable import storable
+from memlite.settings_spec import make_private_dir
+
 __all__ = [
     "BadLine",
+    "QUARANTINE_FILE",
+    "Quarantine",
     "REJECTED_FILE",
     "SPOOL_DIR",
     "SPOOL_VERSION",
@@ -49,17 +66,24 @@ __all__ = [
     "append",
     "claim",
     "finish",
+    "is_spool_file",
     "iter_spool",
+    "quarantined",
     "read_claimed",
     "reject",
+    "requeue",
     "spool_dir",
+    "storable",
 ]
 
 log = logging.getLogger(__name__)
 
 SPOOL_DIR = "spool"
 SPOOL_VERSION = 1
-REJECTED_FILE = "rejected.jsonl"
+QUARANTINE_FILE = "quarantine.jsonl"
+REJECTED_FILE = QUARANTINE_FILE  # the name callers used before the quarantine
+_LEGACY_REJECTED = "rejected.jsonl"
+_NOT_SPOOL = frozenset({QUARANTINE_FILE, _LEGACY_REJECTED})
 _LIVE = ".jsonl"
 _CLAIMED = ".draining"
 _LOCK_WAIT_S = 2.0
@@ -91,10 +115,29 @@ def spool_dir(data_dir: str | os.PathLike[str]) -> Path:
     return Path(data_dir) / SPOOL_DIR
 
 
+def is_spool_file(name: str) -> bool:
+    """Whether a file name in ``spool/`` holds events to drain (live or claimed): not the
+    quarantine. Readers of the spool (the drain, a context snapshot) go by this."""
+    return name.endswith((_LIVE, _CLAIMED)) and name not in _NOT_SPOOL
+
+
 def _ensure_dir(data_dir: str | os.PathLike[str]) -> Path:
+    """The spool directory, created 0700 together with the data directory (a hook may be
+    the first to create it, before any worker ran)."""
+    make_private_dir(data_dir)
     directory = spool_dir(data_dir)
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dir(directory)
     return directory
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    """One JSON line; ASCII escapes when the text cannot be UTF-8 (lone surrogates)."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return data + b"\n"
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -133,13 +176,14 @@ def append(data_dir: str | os.PathLike[str], event_name: str, payload: Mapping[s
            *, now_ms: int | None = None) -> Path:
     """Spool one hook event durably (written and fsync'd before it returns).
 
+    Any content a hook read from JSON is written (lone surrogates as ASCII escapes).
     Returns the file it went to. Raises ``OSError`` (disk full, permissions) and
     ``TypeError``/``ValueError`` for a payload that is not JSON-serialisable.
     """
     spooled_at = int(time.time() * 1000) if now_ms is None else int(now_ms)
     record = {"v": SPOOL_VERSION, "event": event_name, "payload": dict(payload),
               "spooledAt": spooled_at}
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    data = _encode(record)
     directory = _ensure_dir(data_dir)
     day = time.strftime("%Y%m%d", time.gmtime(spooled_at / 1000))
     path = directory / f"{day}-{os.getpid()}{_LIVE}"
@@ -162,7 +206,7 @@ def claim(data_dir: str | os.PathLike[str]) -> list[Path]:
     claimed: list[Path] = []
     for name in names:
         path = directory / name
-        if name == REJECTED_FILE:
+        if name in _NOT_SPOOL:
             continue
         if name.endswith(_LIVE):
             # A unique name: a writer may have reused a file name that an interrupted
@@ -267,14 +311,17 @@ def iter_spool(
 
 def reject(data_dir: str | os.PathLike[str], entry: SpoolRecord | BadLine, reason: str,
            *, now_ms: int | None = None) -> None:
-    """Keep a line the drain could not ingest in ``spool/rejected.jsonl`` (0600, fsync'd)."""
+    """Quarantine a line the drain could not ingest: append it with its reason to
+    ``spool/quarantine.jsonl`` (0600, fsync'd)."""
     record = {"v": SPOOL_VERSION, "rejectedAt": int(time.time() * 1000) if now_ms is None
               else now_ms, "reason": reason, "source": entry.source, "line": entry.line,
+              "event": entry.event if isinstance(entry, SpoolRecord) else None,
               "raw": entry.raw}
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    path = _ensure_dir(data_dir) / REJECTED_FILE
+    data = _encode(record)
+    path = _ensure_dir(data_dir) / QUARANTINE_FILE
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # ``requeue`` rewrites the file under this lock
         os.write(fd, data)
         os.fsync(fd)
     finally:
@@ -285,4 +332,124 @@ def finish(path: Path) -> None:
     """Remove a drained file (every line ingested or rejected)."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+    _fsync_dir(path.parent)
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """What the quarantine holds: ``count`` lines, the newest ``latest`` (newest first,
+    each ``{"reason", "source", "line", "event", "rejectedAt"}``), and its files."""
+
+    count: int
+    latest: tuple[dict[str, Any], ...]
+    files: tuple[str, ...]
+
+
+_SUMMARY_KEYS = ("reason", "source", "line", "event", "rejectedAt")
+_read_cache: dict[str, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+
+
+def _summaries(path: Path) -> list[dict[str, Any]] | None:
+    """The quarantine file's lines without their ``raw`` text (None if it is missing).
+
+    Cached by inode, size and mtime: the dashboard asks on every page, and a quarantined
+    line keeps its payload (up to 1 MiB)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+    cached = _read_cache.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    entries = []
+    for raw in data.splitlines():
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = {"reason": "unreadable quarantine line"}
+        if isinstance(value, dict):
+            entries.append({key: value.get(key) for key in _SUMMARY_KEYS})
+    _read_cache[str(path)] = (stamp, entries)
+    return entries
+
+
+def quarantined(data_dir: str | os.PathLike[str], *, latest: int = 5) -> Quarantine:
+    """Count the quarantined lines and return the newest ``latest`` (without payloads)."""
+    entries: list[dict[str, Any]] = []
+    files = []
+    for name in (_LEGACY_REJECTED, QUARANTINE_FILE):
+        path = spool_dir(data_dir) / name
+        found = _summaries(path)
+        if found is None:
+            continue
+        files.append(str(path))
+        entries.extend(found)
+    newest = sorted(entries, key=lambda e: e.get("rejectedAt") or 0, reverse=True)[:latest]
+    return Quarantine(count=len(entries), latest=tuple(newest), files=tuple(files))
+
+
+def requeue(data_dir: str | os.PathLike[str], *, now_ms: int | None = None) -> tuple[int, int]:
+    """Put quarantined records back in the spool, for the next drain to try again (after
+    an upgrade that fixed what refused them). Returns ``(requeued, kept)``.
+
+    Only lines that are whole spool records go back; the rest (torn or garbled lines)
+    stay in quarantine. The quarantine file is rewritten in place under its lock, after
+    the requeued lines are fsync'd in the spool: a crash in between only duplicates
+    lines, which ingestion stores once.
+    """
+    count = 0
+    for name in (_LEGACY_REJECTED, QUARANTINE_FILE):
+        path = spool_dir(data_dir) / name
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                lines = f.read().splitlines()
+            kept, requeued = [], []
+            for line in lines:
+                try:
+                    raw = json.loads(line).get("raw")
+                except (ValueError, AttributeError):
+                    raw = None
+                entry = _parse(raw.encode("utf-8", "surrogatepass"), name, 0, complete=True) \
+                    if isinstance(raw, str) else None
+                if isinstance(entry, SpoolRecord):
+                    requeued.append(_encode({"v": SPOOL_VERSION, "event": entry.event,
+                                             "payload": entry.payload,
+                                             "spooledAt": entry.spooled_at}))
+                else:
+                    kept.append(line + b"\n")
+            if len(kept) == len(lines):
+                continue
+            _write_requeued(data_dir, requeued, now_ms)
+            count += len(requeued)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, b"".join(kept), 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return count, quarantined(data_dir).count
+
+
+def _write_requeued(data_dir: str | os.PathLike[str], lines: list[bytes],
+                    now_ms: int | None) -> None:
+    stamp = time.time_ns() if now_ms is None else now_ms
+    path = _ensure_dir(data_dir) / f"requeued-{stamp}-{os.getpid()}{_LIVE}"
+    while path.exists():
+        stamp += 1
+        path = path.with_name(f"requeued-{stamp}-{os.getpid()}{_LIVE}")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, b"".join(lines))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     _fsync_dir(path.parent)

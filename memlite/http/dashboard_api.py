@@ -239,10 +239,14 @@ def _project() -> str | None:
 @blueprint.get("/api/stats")
 async def stats() -> Response:
     """The stats bar: ``{"sessions", "observations", "summaries", "projects", "types",
-    "activity", "uptime_seconds", "observer": {"ok", "line"}}``.
+    "activity", "uptime_seconds", "observer": {"ok", "line"}, "spool": {"waiting",
+    "quarantined", "latest", "files"}}``.
 
     ``observations`` counts every stored row (superseded ones too); ``activity`` is
-    observations per UTC day for the last 7 days, oldest first, zero-filled.
+    observations per UTC day for the last 7 days, oldest first, zero-filled. ``spool``
+    says whether hook events wait to be drained, how many lines are quarantined (kept
+    with their reason, see ``memlite.hooks.spool``), the newest one's ``reason``,
+    ``event``, ``source``, ``line`` and ``rejectedAt``, and the quarantine files.
     """
     services = current_state().services
     today = datetime.fromtimestamp(now_ms() / 1000, tz=UTC).date().isoformat()
@@ -254,7 +258,17 @@ async def stats() -> Response:
         line = services.observer.health_line()
         observer = {"ok": line is None, "line": line}
     uptime = max(0.0, trio.current_time() - services.started_at)
-    return jsonify({**found, "uptime_seconds": round(uptime, 1), "observer": observer})
+    return jsonify({**found, "uptime_seconds": round(uptime, 1), "observer": observer,
+                    "spool": await trio.to_thread.run_sync(_spool_state, services.data_dir)})
+
+
+def _spool_state(data_dir: Any) -> dict[str, Any]:
+    from memlite.actors.spooler import spool_waiting
+    from memlite.hooks import spool
+
+    found = spool.quarantined(data_dir, latest=1)
+    return {"waiting": spool_waiting(data_dir), "quarantined": found.count,
+            "latest": found.latest[0] if found.latest else None, "files": list(found.files)}
 
 
 @blueprint.get("/api/projects")

@@ -267,7 +267,13 @@ SPEC: dict[str, Any] = {
         "/api/stats": {"get": {
             "summary": "the dashboard's stats bar",
             "responses": {"200": _json({"type": "object", "required": [
-                "sessions", "observations", "summaries"]}), **_errors(503)}}},
+                "sessions", "observations", "summaries", "spool"], "properties": {
+                "spool": {"type": "object", "required": ["waiting", "quarantined"],
+                          "properties": {"waiting": {"type": "boolean"},
+                                         "quarantined": {"type": "integer", "minimum": 0},
+                                         "files": {"type": "array",
+                                                   "items": {"type": "string"}}}}}}),
+                          **_errors(503)}}},
         "/api/projects": {"get": {
             "summary": "projects, newest activity first",
             "responses": {"200": _json({"type": "object", "required": ["projects"]}),

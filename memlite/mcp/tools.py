@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from memlite import settings_spec
 from memlite.hooks import client
 
 __all__ = ["MAX_GET_IDS", "TOOLS", "ToolError", "WorkerLink", "call_tool", "mcp_enabled"]
@@ -139,13 +140,14 @@ TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
 
 def mcp_enabled(data_dir: str) -> bool:
     """The MCP_ENABLED setting ($MEMLITE_MCP_ENABLED, else settings.json; default true),
-    read the way ``memlite.config`` reads it, without importing it (it needs attrs)."""
-    raw = os.environ.get("MEMLITE_MCP_ENABLED")
-    value: object = raw if raw is not None else client.read_settings(data_dir).get(
-        "MCP_ENABLED", True)
-    if isinstance(value, str):
-        value = value.strip().lower() not in {"0", "false", "no", "off"}
-    return value is not False
+    read with the worker's own parser (``memlite.settings_spec``). An invalid value counts
+    as enabled: the tools then report the worker's refusal to start, which names it."""
+    try:
+        values, _ = settings_spec.resolve(client.read_settings(data_dir), os.environ,
+                                          file_label="settings.json", keys=("MCP_ENABLED",))
+    except settings_spec.SettingError:
+        return True
+    return bool(values["MCP_ENABLED"])
 
 
 class ToolError(Exception):
@@ -166,7 +168,10 @@ class WorkerLink:
 
     def _port(self) -> int:
         if self.port is None:
-            self.port = client.worker_port(client.read_settings(self.data_dir))
+            try:  # the worker's own parser: an invalid port is refused, never guessed
+                self.port = client.worker_port(client.read_settings(self.data_dir))
+            except ValueError as exc:
+                raise ToolError(f"{exc}; fix it, then restart Claude Code") from None
         return self.port
 
     def _once(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:

@@ -317,7 +317,8 @@ class ClaudeBackend:
         s = reply.summary
         return NewSummary(session_id=session_id, project=project, request=s.request,
                           investigated=s.investigated, learned=s.learned,
-                          completed=s.completed, next_steps=s.next_steps)
+                          completed=s.completed, next_steps=s.next_steps,
+                          at_ms=max((e.created_at_epoch for e in events), default=None))
 
     async def idle(self) -> None:
         """Give the conversation back when another session waits for one."""

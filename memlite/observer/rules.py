@@ -234,4 +234,10 @@ def summarize(events: Sequence[Event], prompts: Sequence[str], *, project: str,
     session = session_id or (events[0].session_id if events else "")
     return NewSummary(session_id=session, project=project, request=cut(request, 1000),
                       investigated=investigated, learned=learned, completed=completed,
-                      next_steps=next_steps)
+                      next_steps=next_steps, at_ms=_when(events))
+
+
+def _when(events: Sequence[Event]) -> int | None:
+    """A summary is dated by its session's last event, not by when it was made: a session
+    spooled while the worker was down keeps its own time (issue 13)."""
+    return max((e.created_at_epoch for e in events), default=None)

@@ -142,7 +142,7 @@ def test_the_hook_reads_only_whole_snapshots_of_its_own_project(data_dir, tmp_pa
     with open(path, "wb") as f:
         f.write(b'{"v": 1, "project": "' + project.encode() + b'", "te')  # torn by hand
     assert snapshot.read(data_dir, project) is None
-    assert snapshot.fallback_context(str(data_dir), project, {}) is None
+    assert snapshot.fallback_context(str(data_dir), project) is None
 
 
 def test_snapshot_names_are_the_sha256_of_the_root(data_dir):

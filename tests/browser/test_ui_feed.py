@@ -189,3 +189,25 @@ def test_stats_bar_matches_the_database(page, worker):
     for name in ("sessions", "search", "settings"):  # the bar works on every page
         page.goto(f"{worker.base}/{name}")
         assert page.get_by_test_id("stat-observations").locator("b").text_content() == "5"
+
+
+def test_a_quarantined_spool_event_shows_in_the_stats_bar(page, worker):
+    """Issue 13: a spooled event the worker could not ingest is kept with its reason, and
+    the dashboard says so (it used to jam the spool silently)."""
+    import json
+
+    page.get_by_test_id("stat-observations").wait_for()
+    assert page.get_by_test_id("spool-quarantine").count() == 0
+    spool_dir = worker.data_dir / "spool"
+    spool_dir.mkdir(mode=0o700, exist_ok=True)
+    (spool_dir / "quarantine.jsonl").write_text(json.dumps({
+        "v": 1, "rejectedAt": 1_764_482_400_000, "source": "20261130-1.draining",
+        "line": 3, "event": "Stop", "raw": "{}",
+        "reason": "InputError: field 'session_id' must be a string, not a number"}) + "\n")
+    page.reload()
+    badge = page.get_by_test_id("spool-quarantine")
+    badge.wait_for()
+    assert badge.text_content() == "1 event quarantined"
+    title = badge.get_attribute("title")
+    assert "Stop: InputError: field 'session_id' must be a string" in title
+    assert "quarantine.jsonl" in title and "memlite doctor" in title

@@ -262,3 +262,18 @@ def test_a_budget_changed_while_the_worker_is_down_is_kept(hook_env, data_dir, t
     small = _context(run_hook(env, _event("SessionStart.startup", "s", project),
                               "SessionStart")[0])
     assert len(small) <= 2000 and "edited module 200" in small and "Left out to fit" in small
+
+
+def test_the_snapshot_fallback_reads_exactly_the_spool_files_the_drain_reads(tmp_path):
+    """The hook's spool reader inlines ``spool.is_spool_file`` (importing spool is slow):
+    quarantined lines must never show up as activity, live and claimed files must."""
+    from memlite.hooks import snapshot, spool
+
+    directory = tmp_path / "spool"
+    directory.mkdir()
+    names = ["20261201-1.jsonl", "20261201-2.jsonl.draining", "x.draining", "quarantine.jsonl",
+             "rejected.jsonl", "attempts.json", "notes.txt"]
+    for i, name in enumerate(names):
+        (directory / name).write_bytes(b'{"n": %d}\n' % i)
+    read = {int(line.split(b":")[1].strip(b" }")) for line in snapshot._spool_lines(str(tmp_path))}
+    assert {names[i] for i in read} == {n for n in names if spool.is_spool_file(n)}

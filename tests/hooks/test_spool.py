@@ -66,16 +66,62 @@ def test_nothing_to_claim(data_dir):
     assert list(spool.iter_spool(data_dir)) == []
 
 
-def test_rejected_file_is_never_claimed(data_dir):
+def test_quarantine_files_are_never_claimed(data_dir):
     spool.append(data_dir, "Stop", {"session_id": "s1"})
     (claimed,) = spool.claim(data_dir)
     (record,) = spool.read_claimed(claimed)
     spool.reject(data_dir, record, "because", now_ms=7)
+    (data_dir / "spool" / "rejected.jsonl").write_text(  # written by an older memlite
+        '{"v":1,"rejectedAt":5,"reason":"old","source":"x.jsonl","line":2,"raw":"{"}\n')
     assert spool.claim(data_dir) == [claimed]
-    kept = json.loads((data_dir / "spool" / spool.REJECTED_FILE).read_text())
+    kept = json.loads((data_dir / "spool" / spool.QUARANTINE_FILE).read_text())
     assert kept == {"v": 1, "rejectedAt": 7, "reason": "because", "source": claimed.name,
-                    "line": 1, "raw": record.raw}
-    assert mode(data_dir / "spool" / spool.REJECTED_FILE) == 0o600
+                    "line": 1, "event": "Stop", "raw": record.raw}
+    assert mode(data_dir / "spool" / spool.QUARANTINE_FILE) == 0o600
+    found = spool.quarantined(data_dir)
+    assert found.count == 2
+    assert [e["reason"] for e in found.latest] == ["because", "old"]
+
+
+def test_quarantined_when_there_is_nothing(data_dir):
+    assert spool.quarantined(data_dir) == spool.Quarantine(count=0, latest=(), files=())
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\udc80\ud83d"])
+def test_lone_surrogates_are_spooled_escaped_and_read_back(data_dir, text):
+    """json.loads turns a "\\ud800" escape into a lone surrogate, which UTF-8 refuses: the
+    spool used to raise, and the event was lost."""
+    payload = {"session_id": "s1", "tool_response": {"stdout": text}, text: [text]}
+    spool.append(data_dir, "PostToolUse", payload)
+    (claimed,) = spool.claim(data_dir)
+    (record,) = spool.read_claimed(claimed)
+    assert record.payload == payload
+    assert spool.storable(record.payload) == {
+        "session_id": "s1", "tool_response": {"stdout": text.encode("utf-8", "replace").decode()},
+        text.encode("utf-8", "replace").decode(): [text.encode("utf-8", "replace").decode()]}
+
+
+def test_an_ordinary_payload_stays_utf8_in_the_spool(data_dir):
+    spool.append(data_dir, "Stop", {"session_id": "s1", "m": "café 日本"})
+    (path,) = (data_dir / "spool").iterdir()
+    assert "café 日本" in path.read_text(encoding="utf-8")
+
+
+def test_storable_names_what_json_cannot_store():
+    assert spool.storable({"a": [float("nan"), float("inf"), -float("inf"), 1.5]}) == {
+        "a": ["NaN", "Infinity", "-Infinity", 1.5]}
+
+
+def test_a_hook_spooling_first_creates_a_private_data_dir(tmp_path):
+    """It used to be created 0755 (mkdir's parents= ignores the mode)."""
+    data_dir = tmp_path / "fresh" / ".memlite"
+    old = os.umask(0o022)
+    try:
+        spool.append(data_dir, "Stop", {"session_id": "s1"})
+    finally:
+        os.umask(old)
+    assert mode(data_dir) == 0o700
+    assert mode(data_dir / "spool") == 0o700
 
 
 def write_raw(data_dir: Path, name: str, data: bytes) -> Path:

@@ -213,6 +213,24 @@ async def test_stats_count_the_database_and_bucket_the_last_seven_days(client, t
     assert body["activity"][-1]["day"] == today.date().isoformat()
     assert body["uptime_seconds"] >= 0
     assert body["observer"] == {"ok": False, "line": "this server runs no observer"}
+    assert body["spool"] == {"waiting": False, "quarantined": 0, "latest": None, "files": []}
+
+
+async def test_stats_show_the_spool_and_its_quarantine(client, token, data_dir):
+    from memlite.hooks import spool
+
+    spool.append(data_dir, "Stop", {"session_id": 42}, now_ms=1)
+    (claimed,) = spool.claim(data_dir)
+    (record,) = spool.read_claimed(claimed)
+    spool.reject(data_dir, record, "InputError: field 'session_id' must be a string",
+                 now_ms=7)
+    spool.append(data_dir, "Stop", {"session_id": "s"}, now_ms=8)
+    body = await _get(client, token, "/api/stats")
+    assert body["spool"] == {
+        "waiting": True, "quarantined": 1,
+        "latest": {"reason": "InputError: field 'session_id' must be a string",
+                   "source": claimed.name, "line": 1, "event": "Stop", "rejectedAt": 7},
+        "files": [str(data_dir / "spool" / "quarantine.jsonl")]}
 
 
 async def test_projects_newest_activity_first_with_counts(client, token, storage):

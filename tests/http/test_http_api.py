@@ -91,6 +91,18 @@ async def test_session_event_summarize_complete_round_trip(client, token, reader
     assert await _read(readers, get_session, "s-42") is not None
 
 
+@pytest.mark.parametrize("cwd", ["/tmp/" + "x" * 300 + "/proj", "/tmp/a\x00b"],
+                         ids=["component-over-255-bytes", "nul"])
+async def test_an_event_whose_cwd_cannot_be_examined_is_stored_not_500(client, token,
+                                                                     readers, cwd):
+    """Issue 13: it answered 500, so the hook spooled it, and it jammed every drain."""
+    response = await client.post("/api/sessions", headers=headers(token), json={
+        "session_id": "s-cwd", "hook_event_name": "SessionStart", "cwd": cwd})
+    assert response.status_code == 200, await response.get_data()
+    session = await _read(readers, get_session, "s-cwd")
+    assert session.project == cwd.replace("\x00", "\ufffd")
+
+
 @pytest.mark.parametrize("path", ["/api/summarize", "/api/sessions/complete"])
 async def test_unknown_session_is_404(client, token, path):
     response = await client.post(path, headers=headers(token), json={"session_id": "nope"})

@@ -133,9 +133,10 @@ async def test_summary_reply_becomes_a_summary():
            "<learned>l</learned><completed>done</completed><next_steps>n</next_steps>"
            "</summary>")
     claude = ClaudeBackend(FakeConversations(xml).connect, Governor())
-    summary = await claude.summarize([event()], ["rename greet"], project="/p",
+    summary = await claude.summarize([event(1), event(7)], ["rename greet"], project="/p",
                                      session_id="s1")
     assert (summary.request, summary.completed, summary.session_id) == ("rename", "done", "s1")
+    assert summary.at_ms == 1007  # dated by its last event, not by when it was made
     await claude.aclose()
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from memlite.observer.rules import observe, summarize
@@ -208,7 +209,16 @@ def test_summarize_a_session():
                   "PostToolUse:Agent hook additional context: MEMLAB-POSTTOOL-CONTEXT "
                   "label=plugin:]",
         next_steps="fix the failing tests: tests/test_a.py::test_one, "
-                   "tests/test_a.py::TestX::test_two[param-1], tests/test_b.py")
+                   "tests/test_a.py::TestX::test_two[param-1], tests/test_b.py",
+        at_ms=1_764_482_400_000)
+
+
+def test_a_summary_is_dated_by_its_last_event_not_by_when_it_is_made():
+    """A session spooled while the worker was down keeps its own time (issue 13)."""
+    events = [bash("ls"), event(json.loads((FIXTURES / "Stop.json").read_text()))]
+    events = [attrs.evolve(e, created_at_epoch=1_600_000_000_000 + i) for i, e in
+              enumerate(events)]
+    assert summarize(events, ["list"], project="/p").at_ms == 1_600_000_000_001
 
 
 def test_summarize_nothing_is_none():

@@ -153,6 +153,18 @@ const memlite = (() => {
     return `${(seconds / 3600).toFixed(1)} h`;
   }
 
+  function quarantine(spool) {
+    // Spooled hook events the worker could not ingest: kept with their reason (issue 13).
+    if (!spool || !spool.quarantined) return [];
+    const n = spool.quarantined;
+    const latest = spool.latest || {};
+    const where = (spool.files || []).join(", ");
+    return [el("span", { class: "stat health bad", "data-testid": "spool-quarantine",
+                         title: `newest: ${latest.event || "?"}: ${latest.reason || "?"}` +
+                                (where ? ` (kept in ${where}; see memlite doctor)` : "") },
+               `${n} event${n === 1 ? "" : "s"} quarantined`)];
+  }
+
   async function loadStats() {
     const bar = document.getElementById("stats");
     if (!bar || document.body.dataset.page === "signin") return;
@@ -174,7 +186,8 @@ const memlite = (() => {
                      "data-testid": "observer-health",
                      title: (s.observer && s.observer.line) || "" },
            s.observer && s.observer.ok ? "observer ok" : "observer: " +
-           ((s.observer && s.observer.line) || "unknown")));
+           ((s.observer && s.observer.line) || "unknown")),
+        ...quarantine(s.spool));
     } catch (error) {
       bar.replaceChildren(el("span", { class: "stat" }, `stats unavailable: ${error.message}`));
     }
