@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_worker.py --write
 	$(BIN)/python bench/bench_http.py --write
 	$(BIN)/python bench/bench_hooks.py --write
+	$(BIN)/python bench/bench_cold_start.py --write
 	$(BIN)/python bench/bench_mcp.py --write
 	$(BIN)/python bench/bench_search.py --write
 	$(BIN)/python -m bench.eval.run --write
