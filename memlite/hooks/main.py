@@ -282,10 +282,10 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     A SessionStart returns what to print: the snapshot and spooled activity of its
     project (``_fallback``), at once, without waiting for the worker it starts.
     """
-    from memlite.hooks import bootstrap, spool
+    from memlite.hooks import bootstrap, spool_write
 
     start = event == "SessionStart"
-    spool.append(directory, event, payload)
+    spool_write.append(directory, event, payload)
     if not down.absent:
         log_line(directory, event, f"{down}: spooled")
         return _fallback(directory, payload, budget, str(down)) if start else None
@@ -390,9 +390,9 @@ def run(argv: list[str]) -> str | None:
     if settings.port is None:
         # The worker would refuse these settings too; a guessed port may be another
         # install's worker. Keep the event for when the settings are fixed.
-        from memlite.hooks import spool
+        from memlite.hooks import spool_write
 
-        spool.append(directory, event, cleaned)
+        spool_write.append(directory, event, cleaned)
         log_line(directory, event, f"spooled, not sent: {settings.error}")
         if event == "SessionStart":  # memory still arrives, from what is on disk
             return _fallback(directory, cleaned, None, "invalid settings")
