@@ -32,6 +32,7 @@ import argparse
 import datetime
 import json
 import os
+import pickle
 import platform
 import sys
 import tempfile
@@ -167,6 +168,22 @@ def build(items: Sequence[Item], questions: Sequence[Question], directory: Path,
         qm = embedder.embed(texts)
         vectors = {t: row.astype("<f4").tobytes() for t, row in zip(texts, qm, strict=True)}
     return Corpus(conn, key_of, vectors)
+
+
+def build_cached(items: Sequence[Item], questions: Sequence[Question], cache: Path,
+                 name: str) -> Corpus:
+    """``build`` into ``cache/<name>`` once; later calls reopen it (for tuning runs).
+    The cache is keyed by nothing but the name: delete it after changing the data,
+    the model or how items are stored."""
+    directory = cache / name
+    meta = directory / "corpus.pickle"
+    if meta.is_file():
+        key_of, vectors = pickle.loads(meta.read_bytes())
+        return Corpus(storage.connect(directory), key_of, vectors)
+    corpus = build(items, questions, directory,
+                   load_embedder(name) if name != "none" else None)
+    meta.write_bytes(pickle.dumps((corpus.key_of, corpus.query_vectors)))
+    return corpus
 
 
 def memlite_ranker(corpus: Corpus, mode: str,

