@@ -31,9 +31,9 @@ __all__ = ["main"]
 
 def grid() -> list[Fusion]:
     return [attrs.evolve(DEFAULT_FUSION, k=k, fts_weight=fw, coverage_power=cp,
-                         recency_weight=rw, temporal_weight=tw)
-            for k, fw, cp, rw, tw in itertools.product((5.0, 10.0), (0.75, 1.0), (0.0, 1.0, 2.0),
-                                                       (0.0, 0.1), (0.0, 2.0))]
+                         recency_weight=rw, temporal_band=tb)
+            for k, fw, cp, rw, tb in itertools.product((5.0, 10.0), (0.75, 1.0), (0.0, 1.0, 2.0),
+                                                       (0.1,), (1.0, 0.7))]
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mean {mean:.3f}  locomo dev hit@5 {a.hit5:.3f}  own dev r@5 "
                   f"{b.recall5:.3f} MRR {b.mrr:.3f}  k={f.k:g} fts={f.fts_weight:g} "
                   f"cov={f.coverage_power:g} recency={f.recency_weight:g} "
-                  f"temporal={f.temporal_weight:g}"
+                  f"band={f.temporal_band:g}"
                   + ("  (default)" if f == DEFAULT_FUSION else ""))
         print(floors(lo, lo_dev, mine, own_dev))
         lo.conn.close()

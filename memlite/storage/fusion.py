@@ -7,8 +7,8 @@ the result (weighted reciprocal-rank fusion). Then:
 
 * a light newest-first list over the candidates (``recency_weight``), so that of two
   equally good matches the later one wins; with a temporal query ("current", "latest",
-  "what did we decide") a strong one (``temporal_weight``) over the candidates scoring at
-  least ``temporal_band`` of the best, so the newest of the similar matches comes first;
+  "what did we decide") the candidates scoring at least ``temporal_band`` of the best
+  (the similar matches) are put newest first;
 * a superseded observation (shown only on request) never ranks above the observation
   that replaced it: it moves to just below it.
 
@@ -39,8 +39,7 @@ class Fusion:
     file_weight: float = 2.0
     other_role_weight: float = 0.5  # a file held in the role the query did not ask for
     recency_weight: float = 0.1
-    temporal_weight: float = 2.0
-    temporal_band: float = 0.5
+    temporal_band: float = 0.7  # 1.0: temporal queries get no special order
     depth: int = 50
 
 
@@ -81,17 +80,19 @@ def fuse(fts_ids: Sequence[int], vector_ids: Sequence[int], *,
 
 def favour_newest(ranked: Sequence[tuple[int, float]], created: dict[int, int], *,
                   fusion: Fusion = DEFAULT_FUSION) -> list[tuple[int, float]]:
-    """For a temporal query: among the matches scoring at least ``temporal_band`` of the
-    best, add a newest-first list weighted ``temporal_weight`` (``created``: id -> ms)."""
-    if not ranked or not fusion.temporal_weight:
+    """For a temporal query: the matches scoring at least ``temporal_band`` of the best
+    (the similar ones) newest first (``created``: id -> ms); the rest keep their order.
+
+    The scores keep descending: the band's scores are handed out again in the new order.
+    """
+    if not ranked or fusion.temporal_band >= 1.0:
         return list(ranked)
     best = ranked[0][1]
-    band = [oid for oid, score in ranked if score >= best * fusion.temporal_band]
-    newest = sorted(band, key=lambda oid: (-created.get(oid, 0), -oid))
-    scores = dict(ranked)
-    for rank, oid in enumerate(newest, start=1):
-        scores[oid] += fusion.temporal_weight / (fusion.k + rank)
-    return _ordered(scores)
+    size = sum(1 for _, score in ranked if score >= best * fusion.temporal_band)
+    band = sorted(ranked[:size], key=lambda item: (-created.get(item[0], 0), -item[0]))
+    scores = [score for _, score in ranked[:size]]
+    return [(oid, score) for (oid, _), score in zip(band, scores, strict=True)] + \
+        list(ranked[size:])
 
 
 def demote_superseded(ranked: Iterable[int], superseded_by: dict[int, int | None]) -> list[int]:

@@ -54,6 +54,7 @@ _READ = re.compile(
 # letter (so "1.74" and "e.g." are not files).
 _EXT = re.compile(r"^[\w@+-][\w@+.-]*\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _STRIP = "\"'`()[]{}<>,;:!?"
+_ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.){2,}$")  # e.g. i.e. a.k.a.
 MAX_PATHS = 4
 
 
@@ -68,7 +69,10 @@ class QueryIntent:
 
 
 def _path(token: str) -> str | None:
-    token = token.strip(_STRIP).rstrip(".")
+    token = token.strip(_STRIP)
+    if _ABBREVIATION.match(token):
+        return None
+    token = token.rstrip(".")
     if not token or "://" in token or len(token) > 400:
         return None
     if "/" in token or "\\" in token:

