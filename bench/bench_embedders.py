@@ -6,9 +6,9 @@ latency of embedding one query (what every semantic or hybrid search pays).
 
 Models: ``minilm`` (memlite's int8-in-memory copy, the default), ``minilm-shipped`` (the
 registry file run as is: ONNX Runtime unfolds its weights to float32), ``wordllama``.
-Peak RSS is ``getrusage(RUSAGE_SELF).ru_maxrss`` after the load and the timed queries,
-so it includes Python, numpy and the runtime. The floor is a process that imports
-nothing but those measurement helpers, in the same run.
+Peak RSS is the process's high-water mark (``VmHWM`` on Linux, ``ru_maxrss`` elsewhere)
+after the load and the timed queries, so it includes Python, numpy and the runtime. The
+floor is a process that imports nothing but those measurement helpers, in the same run.
 """
 
 from __future__ import annotations
@@ -54,8 +54,13 @@ if model is not None:
             t = time.perf_counter()
             model.embed([text])
             times.append(time.perf_counter() - t)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-peak = peak / 1024 / 1024 if sys.platform == "darwin" else peak / 1024
+import os
+if os.path.exists("/proc/self/status"):  # VmHWM is reset at exec; ru_maxrss is not
+    peak = int([x for x in open("/proc/self/status") if x.startswith("VmHWM")][0].split()[1])
+    peak /= 1024
+else:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak / 1024 / 1024 if sys.platform == "darwin" else peak / 1024
 print(json.dumps({"name": getattr(model, "name", "-"), "load": load, "peak_mb": peak,
                   "p50": statistics.median(times) if times else 0.0}))
 """

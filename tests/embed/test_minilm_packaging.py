@@ -90,13 +90,19 @@ def test_a_failed_preparation_falls_back_to_the_shipped_file(tmp_path, caplog):
 
 
 def _peak_rss_kb(prepare: bool, cache) -> int:
+    # Linux: VmHWM (reset at exec; ru_maxrss is not, so a child of a big pytest would
+    # report pytest's peak). Elsewhere ru_maxrss (bytes on macOS).
     code = (
-        "import resource, sys\n"
+        "import os, resource, sys\n"
         "from memlite.embed.minilm import MiniLMEmbedder\n"
         f"m = MiniLMEmbedder(prepare={prepare}, cache_dir={str(cache)!r})\n"
         "m.embed(['a short query about the billing lock'] * 4)\n"
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "print(peak // 1024 if sys.platform == 'darwin' else peak)\n"
+        "if os.path.exists('/proc/self/status'):\n"
+        "    line = [x for x in open('/proc/self/status') if x.startswith('VmHWM')][0]\n"
+        "    print(int(line.split()[1]))\n"
+        "else:\n"
+        "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "    print(peak // 1024 if sys.platform == 'darwin' else peak)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300)
