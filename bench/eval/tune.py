@@ -47,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the LoCoMo database here between runs")
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--floors-only", action="store_true",
+                        help="skip the fusion grid; print the floor cosines only")
     args = parser.parse_args(argv)
     items, questions = locomo.load()
     dev_convs, _ = locomo.split([it.conversation for it in items])
@@ -58,12 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         lo = locomo.build_cached(items, questions, cache, args.embedder)
         mine = own.build_corpus(data, Path(tmp) / "own", load_embedder(args.embedder))
         rows = []
-        for fusion in grid():
+        for fusion in [] if args.floors_only else grid():
             a = locomo.score(locomo.memlite_ranker(lo, "hybrid", fusion), lo_dev)
             b = own.evaluate(mine, own_dev, "hybrid", fusion)
             rows.append(((a.hit5 + b.recall5) / 2, a, b, fusion))
         rows.sort(key=lambda r: -r[0])
-        for mean, a, b, f in [*rows[:args.top], *[r for r in rows if r[3] == DEFAULT_FUSION]]:
+        default = [r for r in rows if r[3] == DEFAULT_FUSION]
+        for mean, a, b, f in [*rows[:args.top], *default]:
             print(f"mean {mean:.3f}  locomo dev hit@5 {a.hit5:.3f}  own dev r@5 "
                   f"{b.recall5:.3f} MRR {b.mrr:.3f}  k={f.k:g} fts={f.fts_weight:g} "
                   f"cov={f.coverage_power:g} recency={f.recency_weight:g} "
