@@ -164,7 +164,9 @@ class ObservingSession(SessionActor):
     Lifecycle:
         The AI backend (a conversation) is made on first need and closed when the actor
         ends. The first doorbell first requeues this session's ``processing`` events (left
-        by an actor that died), so they go to a fresh conversation.
+        by an actor that died or was cut off mid-turn; the supervisor never runs two actors
+        of one session, so none is another live actor's), so they go to a fresh
+        conversation. A Stop is ``processing`` until its summary is stored with it.
     Failure:
         Observer failures never end the actor (see the module docstring); storage errors
         do, and the session's next event starts a fresh actor: nothing is lost, the events

@@ -354,3 +354,26 @@ async def test_at_shutdown_observation_turns_are_cut_at_once(data_dir):
                             == [(1,)], "the provisional observation")
     assert status(data_dir, first) == "pending"
     assert db_rows(data_dir, "SELECT backend FROM observations") == [("rules",)]
+
+
+async def test_a_failed_summary_store_leaves_its_stop_not_done(data_dir):
+    """The summary and the Stop's ``done`` are one savepoint: a summary the database
+    refuses (here a NULL project) leaves the Stop as it was, for the next attempt."""
+    from memlite.actors.storage import StoreSummary
+    from memlite.errors import StorageError
+
+    async with observing(data_dir) as hub:
+        stop = await stop_event(hub)
+        bad = NewSummary(session_id="s1", project=None, request="x")  # type: ignore[arg-type]
+        outcome = None
+        try:
+            outcome = await hub.ask(lambda reply: StoreSummary(
+                summary=bad, done_event_ids=(stop,), reply=reply))
+        except StorageError as exc:
+            outcome = exc
+        good = NewSummary(session_id="s1", project=PROJECT, request="y")
+        await hub.ask(lambda reply: StoreSummary(summary=good, done_event_ids=(),
+                                                 reply=reply))
+    assert isinstance(outcome, StorageError), outcome
+    assert status(data_dir, stop) == "pending"
+    assert summaries(data_dir) == ["y"]
