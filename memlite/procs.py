@@ -51,16 +51,26 @@ def have_proc() -> bool:
     return os.path.exists("/proc/self/stat")
 
 
+_ps_broken = False  # ps failed for want of /proc: it will not come back in this process
+
+
 def _ps(*args: str) -> str | None:
     """``ps`` output, or None where ``ps`` cannot answer (Linux ``ps`` needs ``/proc``)."""
+    global _ps_broken
+    if _ps_broken:
+        return None
     try:
         done = subprocess.run(["ps", *args], capture_output=True, text=True, check=False,
                               timeout=PS_TIMEOUT, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        _ps_broken = True
+        return None
     except (OSError, subprocess.SubprocessError):
         return None
     # ps exits 1 when no process matched; with no /proc, Linux ps also exits non-zero but
     # says so on stderr. Only an empty stderr means "asked, and nothing matched".
     if done.returncode != 0 and done.stderr.strip():
+        _ps_broken = not os.path.isdir("/proc/self")  # Linux ps without /proc
         return None
     return done.stdout
 

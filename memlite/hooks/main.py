@@ -232,7 +232,7 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     if python is None:
         log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
                  "not ready yet")
-        return None
+        return bootstrap.notice() if event == "SessionStart" else None
     from memlite.spawn import start_worker, worker_command
 
     result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
