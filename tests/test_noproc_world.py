@@ -83,3 +83,15 @@ def test_group_and_lock_helpers(tmp_path):
         child.wait()
         child.stdout.close()
     assert not procs.lock_held(lock) and not procs.group_alive(child.pid)
+
+
+def test_debug_memory_without_proc(monkeypatch):
+    """/api/debug/sessions still reports the peak resident size where /proc is missing."""
+    from memlite.http import api
+
+    def no_proc(*_args, **_kwargs):
+        raise FileNotFoundError("/proc/self/status")
+
+    monkeypatch.setattr(api, "open", no_proc, raising=False)
+    memory = api._memory()
+    assert memory["rss_bytes"] is None and memory["peak_rss_bytes"] > 10_000_000
