@@ -91,7 +91,7 @@ def main() -> int:
             venv = data / "venv"
             bundled = list(venv.glob("lib/python3*/site-packages/claude_agent_sdk/_bundled/claude"))
             rows.append((label, seconds, ok, size_mb(venv), biggest(venv),
-                         size_mb(bundled[0]) if bundled else 0.0))
+                         os.lstat(bundled[0]).st_size / 1e6 if bundled else 0.0))
             print(f"{label}: {seconds:.1f} s ok={ok} {rows[-1][3]:.0f} MB", flush=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     lines = [
@@ -115,7 +115,8 @@ def main() -> int:
               "claude-agent-sdk from its sdist, without the Claude Code binary its wheel "
               "bundles: the observer runs the user's own `claude` (`CLAUDE_CODE_PATH`, "
               "PATH, or the usual install places). `--no-compile` leaves bytecode to the "
-              "first import of each module."]
+              "first import of each module. The host's pip installs into the venv "
+              "(`pip --python`), so the venv carries no pip or setuptools of its own."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:

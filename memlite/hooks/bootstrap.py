@@ -15,7 +15,8 @@ The build (issue 16): lean, pinned, and never silently stuck.
 
 * ``python -m venv --clear`` on Python 3.11 or newer (the hook's own if it is new enough,
   else the newest ``python3.1x`` found: macOS's ``/usr/bin/python3`` is 3.9), then
-  ``pip install -c constraints.txt --no-binary claude-agent-sdk <plugin>``: runtime
+  ``pip install -c constraints.txt --no-binary claude-agent-sdk <plugin>`` (the host's pip
+  with ``--python`` when it has pip 22.3+, so the venv holds no pip): runtime
   dependencies only, at the versions CI tested, and the SDK from its sdist, without the
   385 MB Claude Code binary its wheel bundles (the observer runs the user's own ``claude``:
   ``memlite/observer/clipath.py``). ``--no-compile``: bytecode is written when a module is
@@ -269,11 +270,26 @@ def _tail(path: str, lines: int = 3) -> str:
     return " | ".join(kept[-lines:])[:400]
 
 
-def pip_command(python: str, source: str) -> list[str]:
-    """The install: runtime dependencies of ``source`` at the constrained versions, the
-    SDK from its sdist (no bundled CLI), no bytecode up front."""
-    command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-               "--no-compile", "--no-binary", "claude-agent-sdk"]
+def host_pip(base: str) -> bool:
+    """True if ``base`` has a pip that can install into another environment
+    (``pip --python``, pip 22.3 or newer): then the venv needs no pip of its own."""
+    try:
+        out = subprocess.run([base, "-m", "pip", "--version"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    parts = out.split()[1].split(".") if len(out.split()) > 1 else []
+    try:
+        return (int(parts[0]), int(parts[1])) >= (22, 3)
+    except (IndexError, ValueError):
+        return False
+
+
+def pip_command(pip: list[str], source: str) -> list[str]:
+    """The install (``pip`` is how pip is run): runtime dependencies of ``source`` at the
+    constrained versions, the SDK from its sdist (no bundled CLI), no bytecode up front."""
+    command = [*pip, "install", "--disable-pip-version-check", "--no-input", "--no-compile",
+               "--no-binary", "claude-agent-sdk"]
     constraints = os.path.join(source, CONSTRAINTS)
     if os.path.exists(constraints):
         command += ["-c", constraints]
@@ -297,8 +313,17 @@ def build(data: str, attempt: int = 1) -> int:
                     f"python@3.12`) or set {PYTHON_ENV}")
             print(f"failed: no Python >= 3.11 ({looked})", flush=True)
             return 1
-        subprocess.run([base, "-m", "venv", "--clear", venv], check=True)
-        subprocess.run(pip_command(python, source_dir()), check=True)
+        # The host's pip installs into the venv when it can: no pip (nor, on 3.11,
+        # setuptools) inside it, and no ensurepip run. Else the venv's own pip, which is
+        # removed afterwards: neither is a runtime dependency.
+        outside = host_pip(base)
+        subprocess.run([base, "-m", "venv", "--clear", *(["--without-pip"] if outside else []),
+                        venv], check=True)
+        pip = [base, "-m", "pip", "--python", python] if outside else [python, "-m", "pip"]
+        subprocess.run(pip_command(pip, source_dir()), check=True)
+        if not outside:
+            subprocess.run([python, "-m", "pip", "uninstall", "--yes", "--quiet", "pip",
+                            "setuptools"], check=False)
         with open(os.path.join(venv, READY_FILE), "w") as f:
             f.write(f"{time.time()}\n")
         took = time.time() - started

@@ -34,7 +34,7 @@ def finished(plugin_data: Path, pid: int) -> None:
 
 def test_pip_installs_pinned_lean_and_from_the_sdist():
     source = bootstrap.source_dir()
-    command = bootstrap.pip_command("/venv/bin/python", source)
+    command = bootstrap.pip_command(["/venv/bin/python", "-m", "pip"], source)
     assert command[-1] == source
     constraints = command[command.index("-c") + 1]
     assert Path(constraints).is_file() and Path(constraints).samefile(REPO / "constraints.txt")
