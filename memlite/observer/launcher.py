@@ -199,21 +199,17 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     for sig in FORWARDED:
         signal.signal(sig, _forward)
-    entry: dict[str, object] = {
-        "pid": _me, "pgid": os.getpgid(0), "start": start_time(_me), "cli_pid": None,
-        "owner": parent, "owner_start": start_time(parent), "marker": marker, "cli": argv[1],
-        "locked": lock is not None}
-    entry_path = None
-    if registry and marker:  # before the fork: the worker can kill the group from now on
-        with contextlib.suppress(OSError):
-            entry_path = write_entry(registry, marker, entry)
-    child = os.fork()
+    child = os.fork()  # first: the CLI's start is on the SDK's connect deadline
     if child == 0:
         exec_child(argv[1:], _me)
     _child = child
-    if entry_path:
+    entry_path = None
+    if registry and marker:
         with contextlib.suppress(OSError):
-            write_entry(registry, marker, {**entry, "cli_pid": child})
+            entry_path = write_entry(registry, marker, {
+                "pid": _me, "pgid": os.getpgid(0), "start": start_time(_me), "cli_pid": child,
+                "owner": parent, "owner_start": start_time(parent), "marker": marker,
+                "cli": argv[1], "locked": lock is not None})
     # The CLI owns stdin/stdout now: our copies would hide its EOF from the SDK.
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)

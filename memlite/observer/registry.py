@@ -121,42 +121,49 @@ def _group(data_dir: Path, marker: str) -> int | None:
     return pgid if procs.lock_held(lock_path(data_dir, marker)) else None
 
 
+def _environ_scan(marker: str) -> list[int]:
+    needle = f"{MARKER_ENV}={marker}".encode()
+    me = os.getpid()
+    return [int(e) for e in os.listdir("/proc")
+            if e.isdigit() and int(e) != me and _environ_has(int(e), needle)]
+
+
 def marked_pids(marker: str, data_dir: Path) -> list[int]:
     """The live processes of the observer ``marker``.
 
-    Everywhere: the members of its process group, while its lock is held (``[pgid]``
-    stands for the group where members cannot be listed: Linux without ``/proc``). With
-    ``/proc``, also every process whose environment carries ``MEMLITE_OBSERVER_ID=<marker>``
-    (finds a process that left the group).
+    With ``/proc`` (Linux): every process whose environment carries
+    ``MEMLITE_OBSERVER_ID=<marker>`` (one pass, as cheap as it gets; finds a process that
+    left the group too). Without: the members of its process group while its lock is held
+    (from ``ps``; ``[pgid]`` stands for the group where even ``ps`` cannot answer).
     """
-    found: set[int] = set()
-    pgid = _group(data_dir, marker)
-    if pgid is not None:
-        found.update(procs.group_pids(pgid))
     if procs.have_proc():
-        needle = f"{MARKER_ENV}={marker}".encode()
-        found.update(int(e) for e in os.listdir("/proc")
-                     if e.isdigit() and _environ_has(int(e), needle))
+        return sorted(_environ_scan(marker))
+    pgid = _group(data_dir, marker)
+    found = set(procs.group_pids(pgid)) if pgid is not None else set()
     found.discard(os.getpid())
     return sorted(found)
 
 
 def kill_marked(marker: str, data_dir: Path) -> list[int]:
-    """SIGKILL every process of the observer ``marker``; return the pids signalled."""
-    killed = []
+    """SIGKILL every process of the observer ``marker``; return the pids signalled.
+
+    Its process group first, while its lock proves the group is the observer's (every
+    platform); then, with ``/proc``, every process carrying the marker.
+    """
+    killed: set[int] = set()
     pgid = _group(data_dir, marker)
     if pgid is not None and pgid != os.getpgid(0):
-        members = procs.group_pids(pgid)
+        members = [] if procs.have_proc() else procs.group_pids(pgid)
         if procs.kill_group(pgid):
-            killed += members or [pgid]
+            killed.update(members or [pgid])
     if procs.have_proc():
-        needle = f"{MARKER_ENV}={marker}".encode()
-        for entry in os.listdir("/proc"):
-            pid = int(entry) if entry.isdigit() else 0
-            if pid and pid != os.getpid() and pid not in killed and _environ_has(pid, needle):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                    killed.append(pid)
+        found = _environ_scan(marker)
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if found:
+            killed.discard(pgid)  # listed by pid instead
+            killed.update(found)
     return sorted(killed)
 
 
