@@ -72,9 +72,12 @@ def test_the_plugin_venv_is_pinned_and_lean(plugin_venv):
     assert "claude-agent-sdk" in installed and "trio" in installed
     for extra in ("wordllama", "pytest", "playwright"):  # extras and test tools stay out
         assert extra not in installed
-    check = subprocess.run([str(plugin_venv / "bin" / "python"), "-m", "pip", "check"],
+    # No pip inside (not a runtime dependency): the host's pip checks it.
+    assert "pip" not in installed
+    check = subprocess.run([sys.executable, "-m", "pip", "--python",
+                            str(plugin_venv / "bin" / "python"), "check"],
                            capture_output=True, text=True, timeout=120, check=False)
-    assert check.returncode == 0, check.stdout
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_the_observer_runs_the_users_own_claude(plugin_venv, claude_bin, tmp_path):
