@@ -26,6 +26,10 @@ The build (issue 16): lean, pinned, and never silently stuck.
   the next attempt may start. Backoff: 1, 2, 4... minutes, at most 1 hour; a build whose
   process died (a lock naming a dead pid, or older than ``LOCK_STALE_SECONDS``) counts as
   a failed attempt. The full output is in ``venv-install.log``.
+* An update of the plugin that changes pyproject.toml or constraints.txt (the ready
+  file records their digest) is noticed by the next hook: the worker keeps running on
+  the venv in use while ``venv.next`` is built beside it, then the two are swapped; the
+  worker of the new version replaces the old one at the next start (``spawn.py``).
 * What the user sees: :func:`notice` gives the one line a SessionStart shows
   (``systemMessage``), and ``memlite doctor`` prints :func:`describe`. Both also work
   before any venv exists: ``python3 -m memlite.hooks.bootstrap status``.
@@ -33,6 +37,7 @@ The build (issue 16): lean, pinned, and never silently stuck.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -41,7 +46,7 @@ import sys
 import time
 import warnings
 
-__all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "STATUS_FILE", "build", "describe",
+__all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "STATUS_FILE", "build", "describe", "fingerprint",
            "ensure_venv", "notice", "read_status", "source_dir", "worker_python"]
 
 VENV_DIR = "venv"
@@ -83,11 +88,44 @@ def worker_python() -> str | None:
         return explicit
     data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
     if data:
-        if os.path.exists(os.path.join(data, VENV_DIR, READY_FILE)):
+        ready = os.path.join(data, VENV_DIR, READY_FILE)
+        if os.path.exists(ready):
+            if _stale(ready):  # the plugin was updated: rebuild beside it, keep using it
+                ensure_venv(data)
             return os.path.join(data, VENV_DIR, "bin", "python")
         ensure_venv(data)
         return None
     return sys.executable if _in_venv() else None
+
+
+# --- what the venv was built from ---------------------------------------------------------
+
+
+def fingerprint(source: str | None = None) -> str:
+    """A digest of what a build installs: pyproject.toml and constraints.txt of ``source``."""
+    digest = hashlib.sha256()
+    source = source or source_dir()
+    for name in ("pyproject.toml", CONSTRAINTS):
+        try:
+            with open(os.path.join(source, name), "rb") as f:
+                digest.update(f.read())
+        except OSError:
+            digest.update(b"-")
+    return digest.hexdigest()[:16]
+
+
+def _stale(ready: str) -> bool:
+    """True if the ready venv was built from other pins than this plugin's (an update).
+
+    A ready file without a fingerprint (an older build, or a hand-made venv) is kept.
+    """
+    try:
+        with open(ready, encoding="ascii", errors="replace") as f:
+            lines = f.read().split()
+    except OSError:
+        return False
+    built = next((w[len("fingerprint="):] for w in lines if w.startswith("fingerprint=")), None)
+    return built is not None and built != fingerprint()
 
 
 # --- status ---------------------------------------------------------------------------------
@@ -185,7 +223,8 @@ def ensure_venv(data: str) -> int | None:
     Returns the builder's pid when this call started it.
     """
     os.makedirs(data, mode=0o700, exist_ok=True)
-    if os.path.exists(os.path.join(data, VENV_DIR, READY_FILE)):
+    ready = os.path.join(data, VENV_DIR, READY_FILE)
+    if os.path.exists(ready) and not _stale(ready):
         return None
     lock = os.path.join(data, LOCK_FILE)
     if not _take_lock(data):
@@ -299,7 +338,10 @@ def pip_command(pip: list[str], source: str) -> list[str]:
 
 def build(data: str, attempt: int = 1) -> int:
     """Create ``<data>/venv`` and pip-install memlite into it (run detached by the hook)."""
-    venv = os.path.join(data, VENV_DIR)
+    final = os.path.join(data, VENV_DIR)
+    # An update builds beside the venv in use (its worker keeps running), then swaps.
+    update = os.path.exists(os.path.join(final, READY_FILE))
+    venv = final + ".next" if update else final
     python = os.path.join(venv, "bin", "python")
     log = os.path.join(data, INSTALL_LOG)
     started = time.time()
@@ -325,7 +367,13 @@ def build(data: str, attempt: int = 1) -> int:
             subprocess.run([python, "-m", "pip", "uninstall", "--yes", "--quiet", "pip",
                             "setuptools"], check=False)
         with open(os.path.join(venv, READY_FILE), "w") as f:
-            f.write(f"{time.time()}\n")
+            f.write(f"{time.time()}\nfingerprint={fingerprint()}\n")
+        if update:  # two renames; the old tree goes once nothing new can start from it
+            old = final + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(final, old)
+            os.replace(venv, final)
+            shutil.rmtree(old, ignore_errors=True)
         took = time.time() - started
         _write_status(data, state="ready", attempt=attempt, time=time.time(), seconds=took)
         print(f"ready in {took:.1f} s", flush=True)
@@ -346,11 +394,17 @@ def build(data: str, attempt: int = 1) -> int:
 
 def describe(data: str) -> tuple[str, str]:
     """``(level, text)`` for ``memlite doctor``: level is ok, warn or FAIL."""
-    if os.path.exists(os.path.join(data, VENV_DIR, READY_FILE)):
-        took = read_status(data).get("seconds")
-        extra = f", built in {took:.0f} s" if isinstance(took, int | float) else ""
-        return "ok", f"plugin Python environment ready ({os.path.join(data, VENV_DIR)}{extra})"
     status = read_status(data)
+    if os.path.exists(os.path.join(data, VENV_DIR, READY_FILE)):
+        where = os.path.join(data, VENV_DIR)
+        if status.get("state") == "failed":  # an update's build; the venv in use still works
+            return "warn", (f"plugin Python environment {where} works, but rebuilding it "
+                            f"for this plugin version failed: {status.get('error')}")
+        if status.get("state") == "building":
+            return "ok", f"plugin Python environment {where} ready; an update is being built"
+        took = status.get("seconds")
+        extra = f", built in {took:.0f} s" if isinstance(took, int | float) else ""
+        return "ok", f"plugin Python environment ready ({where}{extra})"
     log = os.path.join(data, INSTALL_LOG)
     if status.get("state") == "building":
         since = time.time() - float(status.get("time") or time.time())  # type: ignore[arg-type]

@@ -34,9 +34,8 @@ def _size_mb(path: Path) -> float:
                for root, _dirs, files in os.walk(path) for name in files) / 1e6
 
 
-@pytest.fixture(scope="module")
-def plugin_venv(tmp_path_factory) -> Path:
-    data = tmp_path_factory.mktemp("plugin-data")
+def _build(data: Path) -> None:
+    """``bootstrap.build`` as the hook runs it (a bare interpreter, detached in real life)."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from memlite.hooks.bootstrap import build; sys.exit(build(sys.argv[2]))")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO), str(data)],
@@ -44,6 +43,12 @@ def plugin_venv(tmp_path_factory) -> Path:
                           stdin=subprocess.DEVNULL)
     status = json.loads((data / "venv-status.json").read_text())
     assert done.returncode == 0 and status["state"] == "ready", (status, done.stdout[-2000:])
+
+
+@pytest.fixture(scope="module")
+def plugin_venv(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("plugin-data")
+    _build(data)
     return data / "venv"
 
 
@@ -98,3 +103,19 @@ def test_real_claude_code_sessions_on_the_plugin_venv(
            "CLAUDE_CODE_PATH": str(claude_bin)}
     _two_sessions(claude_bin, api, env, git_project, plugin_dir)
     _assert_names_session_one(_context_of_first_request(api, "SCRIPT=s2"), git_project)
+
+
+def test_an_update_is_built_beside_and_swapped_in(plugin_venv):
+    """Last (it rebuilds the module's venv): new pins, a build into venv.next, one swap."""
+    from memlite.hooks import bootstrap
+
+    ready = plugin_venv / bootstrap.READY_FILE
+    ready.write_text("1\nfingerprint=0000000000000000\n")  # built from other pins
+    marker = plugin_venv / "old-tree"
+    marker.write_text("")
+    _build(plugin_venv.parent)
+    assert f"fingerprint={bootstrap.fingerprint(str(REPO))}" in ready.read_text()
+    assert not marker.exists()  # the old tree is gone, the new one is in its place
+    assert not (plugin_venv.parent / "venv.next").exists()
+    assert not (plugin_venv.parent / "venv.old").exists()
+    assert "trio" in _venv_run(plugin_venv, "import trio, memlite.worker; print(trio.__name__)")

@@ -110,3 +110,40 @@ def test_status_command_works_on_the_bare_interpreter(tmp_path, failing):
                            "status", str(data)], capture_output=True, text=True, cwd=REPO,
                           check=False)
     assert done.returncode == 1 and done.stdout.startswith("FAIL  plugin Python environment")
+
+
+def _ready_venv(data: Path, fingerprint: str | None) -> Path:
+    python = data / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    (data / "venv" / bootstrap.READY_FILE).write_text(
+        "1\n" + (f"fingerprint={fingerprint}\n" if fingerprint else ""))
+    return python
+
+
+def test_a_plugin_update_rebuilds_beside_the_venv_in_use(tmp_path, failing, monkeypatch):
+    """New pins (an update): the old venv keeps serving while a build starts beside it."""
+    data = tmp_path / "plugin-data"
+    python = _ready_venv(data, "0123456789abcdef")
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
+    monkeypatch.delenv("MEMLITE_PYTHON", raising=False)
+    assert bootstrap.worker_python() == str(python)
+    builder = int((data / bootstrap.LOCK_FILE).read_text())
+    finished(data, builder)
+    assert bootstrap.read_status(str(data))["state"] == "failed"
+    assert bootstrap.worker_python() == str(python)  # still served; retried after backoff
+    level, text = bootstrap.describe(str(data))
+    assert level == "warn" and "rebuilding it for this plugin version failed" in text
+    assert bootstrap.notice(str(data)) is None  # memory works: nothing to say at SessionStart
+
+
+@pytest.mark.parametrize("fingerprint", ["current", None])
+def test_an_up_to_date_or_unmarked_venv_is_not_rebuilt(tmp_path, failing, monkeypatch,
+                                                       fingerprint):
+    data = tmp_path / "plugin-data"
+    _ready_venv(data, bootstrap.fingerprint() if fingerprint else None)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
+    monkeypatch.delenv("MEMLITE_PYTHON", raising=False)
+    assert bootstrap.worker_python() == str(data / "venv" / "bin" / "python")
+    assert not (data / bootstrap.LOCK_FILE).exists() and bootstrap.read_status(str(data)) == {}
