@@ -8,6 +8,7 @@ fails the build at once with a reason.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -29,7 +30,17 @@ def failing(monkeypatch):
 
 
 def finished(plugin_data: Path, pid: int) -> None:
-    wait_until(lambda: not pid_alive(pid) and not (plugin_data / bootstrap.LOCK_FILE).exists())
+    """Wait for the builder (this process's child: reaped here, so that no zombie looks
+    alive where /proc cannot tell) and its lock."""
+
+    def reaped() -> bool:
+        try:
+            return os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:
+            return not pid_alive(pid)
+
+    wait_until(reaped)
+    wait_until(lambda: not (plugin_data / bootstrap.LOCK_FILE).exists())
 
 
 def test_pip_installs_pinned_lean_and_from_the_sdist():
