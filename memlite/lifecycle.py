@@ -228,10 +228,12 @@ def is_our_worker(pid: int, data_dir: Path) -> bool:
     command line, ``memlite … worker run`` with our ``--data-dir``; a worker started
     without ``--data-dir`` (by hand, in a terminal) cannot be told apart and is accepted.
     """
+    if pid <= 0:
+        return False
+    if alive_lock_pid(data_dir) == pid:  # held: alive, without asking ps (hook latency)
+        return True
     if not pid_alive(pid):
         return False
-    if alive_lock_pid(data_dir) == pid:
-        return True
     args = _cmdline(pid)
     if not args or not any("memlite" in arg for arg in args):
         return False
