@@ -258,3 +258,15 @@ async def test_idle_conversation_is_closed_on_time(autojump_clock):
         await trio.sleep(550)
         conv.busy, conv.last_activity = False, trio.current_time()
     assert conv.closed_at == 900 + 300
+
+
+async def test_a_conversation_under_the_watchdog_turns_and_closes_cleanly(data_dir):
+    """The macOS way (a watchdog, no prctl): the SDK still sees the CLI's EOF and exit."""
+    cfg = ConversationConfig(data_dir=data_dir, session="w", system_prompt="S", cli_path=FAKE,
+                             env={"FAKE_CLAUDE_MODE": "ok", **WATCHDOG})
+    async with open_conversation(cfg) as conv:
+        assert (await conv.ask("hello")).text
+        if procs.have_proc():  # the launcher, the watchdog, the CLI
+            assert len(registry.marked_pids(conv.marker, data_dir)) == 3
+    assert registry.marked_pids(conv.marker, data_dir) == []
+    assert registry.observer_pids(data_dir) == []
