@@ -274,6 +274,18 @@ def _fallback(directory: str, payload: dict[str, object], budget: int | None,
                                               "additionalContext": context}})
 
 
+def _with_notice(out: str | None, notice: str | None) -> str | None:
+    """The SessionStart reply plus the bootstrap's one line (``{"systemMessage": ...}``)
+    while the plugin venv is being built: the memory from disk and why there is no more."""
+    if notice is None:
+        return out
+    if out is None:
+        return notice
+    reply = json.loads(out)
+    reply.update(json.loads(notice))
+    return json.dumps(reply)
+
+
 def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Down,
                  directory: str, port: int, deadline: float,
                  started: float, budget: int | None = None) -> str | None:
@@ -293,7 +305,10 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     if python is None:
         log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
                  "not ready yet")
-        return _fallback(directory, payload, budget, "no worker yet") if start else None
+        if not start:
+            return None
+        out = _fallback(directory, payload, budget, "no worker yet")
+        return _with_notice(out, bootstrap.notice())
     from memlite.spawn import start_worker, worker_command
 
     result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)

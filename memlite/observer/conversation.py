@@ -138,7 +138,7 @@ class Conversation:
             nonlocal timed_out
             await trio.sleep(cfg.connect_timeout)
             timed_out = True
-            registry.kill_marked(self.marker)
+            registry.kill_marked(self.marker, self.config.data_dir)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watchdog)
@@ -159,7 +159,7 @@ class Conversation:
     def _break(self, error: ObserverError) -> None:
         """Mark broken, kill our processes now, raise ``error``."""
         self._broken = error
-        registry.kill_marked(self.marker)
+        registry.kill_marked(self.marker, self.config.data_dir)
         raise error
 
     async def ask(self, message: str, timeout: float | None = None) -> TurnResult:  # noqa: ASYNC109
@@ -194,7 +194,7 @@ class Conversation:
                 self._break(ObserverTimeout(f"observer turn took longer than {limit} s"))
             except trio.Cancelled:  # the owner gave up on this turn: so do we
                 self._broken = ObserverClosed("an observer turn was cancelled")
-                registry.kill_marked(self.marker)
+                registry.kill_marked(self.marker, self.config.data_dir)
                 raise
             except ObserverError as exc:
                 self._break(exc)
@@ -243,7 +243,7 @@ class Conversation:
                             pass
             # Stragglers (a SIGKILLed process stays visible for a moment): until none is left.
             for _ in range(200):
-                if not registry.kill_marked(self.marker):
+                if not registry.kill_marked(self.marker, self.config.data_dir):
                     break
                 await trio.sleep(0.01)
             registry.forget(self.config.data_dir, self.marker)
@@ -251,7 +251,7 @@ class Conversation:
     async def _kill_after(self, seconds: float) -> None:
         await trio.sleep(seconds)
         log.warning("observer CLI did not exit in %s s after close: killed", seconds)
-        registry.kill_marked(self.marker)
+        registry.kill_marked(self.marker, self.config.data_dir)
 
 
 @asynccontextmanager

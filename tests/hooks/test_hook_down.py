@@ -65,7 +65,9 @@ def test_first_session_builds_the_plugin_venv_once_in_the_background(hook_env, d
     env = {k: v for k, v in hook_env.items() if k != "MEMLITE_PYTHON"}
     env["CLAUDE_PLUGIN_DATA"] = str(plugin_data)
     result, elapsed = run_hook(env, fixture_bytes("SessionStart.startup"), "SessionStart")
-    assert (result.returncode, result.stdout) == (0, b"") and elapsed < 1.0
+    assert result.returncode == 0 and elapsed < 1.0
+    # One line for the user (issue 16): why memory is not there yet.
+    assert "setting up on first use" in json.loads(result.stdout)["systemMessage"]
     lock = plugin_data / bootstrap.LOCK_FILE
     builder = int(lock.read_text())
     assert pid_alive(builder) or (plugin_data / "venv").exists()
