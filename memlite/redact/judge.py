@@ -30,7 +30,7 @@ _PATH = Lazy(r"(?:~|\.{1,2})?/[\w.\-/@+]*|[A-Za-z]:\\[\w.\-\\ ]*"
 _RANDOM_RUN = Lazy(r"(?=[A-Za-z0-9]{0,64}[0-9])(?=[A-Za-z0-9]{0,64}[A-Za-z])[A-Za-z0-9]{16}")
 _PUBLIC = ("pk_live_", "pk_test_", "arn:", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-",
            "sha256:", "sha512-", "sha384-", "sha1-")
-_IDENTIFIER_STEMS = frozenset(("id", "ref", "name", "type", "arn", "kind"))
+_IDENTIFIER_STEMS = frozenset(("id", "ref", "name", "type", "arn", "kind", "existing"))
 TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-.~")
 SECRET_PREFIXES = ("api", "secret", "access", "private", "master", "encryption", "signing",
                    "client", "app", "auth", "license", "service", "account", "webhook",

@@ -148,7 +148,11 @@ def _prose(match: re.Match[str]) -> str:
     """``the passphrase is Tr0ub4dor&3``: the value must read as a password."""
     value = match.group(4)
     stripped = value.rstrip(".,;:!?)")
-    quoted = bool(match.group(3))
+    opening = match.group(3)
+    closing = {"\u201c": "\u201d"}.get(opening, opening)
+    # "something secure": a quote not closed right after one word is prose
+    quoted = bool(opening) and value == stripped and match.string[
+        match.end():match.end() + 1] == closing
     if stripped.startswith("[REDACTED") or judge.placeholder(stripped) or judge.path(stripped):
         return match.group(0)
     if not (judge.credential_like(stripped) or (quoted and len(stripped) >= 6
@@ -165,7 +169,8 @@ _PGPASS_HOST = Lazy(r"(?:\A|[\s\"'])[A-Za-z0-9.\-_*\[\]]{1,253}\Z")
 def _pgpass(match: re.Match[str]) -> str:
     """``host:port:db:user:PASS`` (a ``.pgpass`` line): a host name alone before it."""
     host = _line_before(match.string, match.start())
-    if _PGPASS_HOST.get().search(host) is None or judge.placeholder(match.group(2)):
+    if (_PGPASS_HOST.get().search(host) is None or match.group(2) == "*"
+            or judge.placeholder(match.group(2))):
         return match.group(0)
     return f"{match.group(1)}[REDACTED:password]"
 
@@ -247,6 +252,8 @@ def _assignment(match: re.Match[str]) -> str:
     i = start
     while i > 0 and start - i < 80 and text[i - 1] in _NAME_CHARS:
         i -= 1
+    if i > 0 and text[i - 1] == "\\" and text[i] in "nrt":
+        i += 1  # ``\npassword`` in JSON-escaped text: the name starts after the escape
     prefix = text[i:start]
     end = match.end()
     if text[end:end + 1] == "\\" and text[end + 1:end + 2] not in _ESCAPES and not (
@@ -384,7 +391,7 @@ RULES: list[Rule] = [
          r"|changed to|reads)){1,3}[ \t]+)([`\"'\u201c]?)([^\s`\"'\u201d]{1,200})",
          _prose, fold=True, blunt="[REDACTED:password]"),
     Rule("positional", ("client(", "api(", "sdk(", "key(", "token(", "auth("),
-         r"((?i:client|api|sdk|key|token|auth)\([ \t]*(?:[a-z_]{1,20}[ \t]*=[ \t]*)?)([\"'])"
+         r"((?i:client|api|sdk|key|token|auth)\([ \t]*(?:[a-z_]{1,20}[ \t]*=[ \t]*)?)(\\?[\"'])"
          r"([A-Za-z0-9_\-.+/=:]{20,300})\2", _positional, fold=True, gate=("\"", "'"),
          blunt="[REDACTED:api_key]"),
     Rule("assignment", _KEYWORDS,

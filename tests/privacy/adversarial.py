@@ -16,6 +16,10 @@ import json
 
 from memlite.redact import RULES
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
 
 def _fill(unit: str, size: int) -> str:
     return (unit * (size // max(len(unit), 1) + 1))[:size]
@@ -27,58 +31,74 @@ def _cookie(size: int) -> str:
     return ("Cookie: state=" + blob)[:size]
 
 
-def inputs(size: int) -> dict[str, str]:
-    """name -> a text of about ``size`` characters."""
-    out: dict[str, str] = {}
+def inputs(size: int, *, per_word: bool = True) -> Iterator[tuple[str, str]]:
+    """(name, a text of about ``size`` characters), one at a time (a megabyte each).
+
+    ``per_word=False``: only the named shapes and each word's plain run.
+    """
+    for name, make in _makers(per_word):
+        yield name, make(size)
+
+
+def _makers(per_word: bool) -> list[tuple[str, Callable[[int], str]]]:
+    out: list[tuple[str, Callable[[int], str]]] = []
     words = sorted({word for rule in RULES for word in rule.words})
     for word in words:
-        out[f"{word!r} run"] = _fill(word, size)
+        out.append((f"{word!r} run", lambda n, w=word: _fill(w, n)))
+        if not per_word:
+            continue
         for sep in ("=", ": ", " ", '"', "\\\"", ".", "-", "_", "("):
-            out[f"{word!r}{sep!r} run"] = _fill(word + sep, size)
-        out[f"{word!r} + one long run"] = word + _fill("a", size - len(word))
-        out[f"{word!r}= + one long run"] = word + "=" + _fill("aB3", size - len(word) - 1)
-        out[f"{word!r} + 30 then space"] = _fill(word + "Ab1" * 10 + " ", size)
-        out[f"{word!r} upper run"] = _fill(word.upper() + "=X1", size)
-    out.update({
-        "plain a": _fill("a", size),
-        "prose": _fill("lorem ipsum dolor sit amet ", size),
-        "eyJ run": _fill("eyJ", size),
-        "jwt almost": _fill("eyJ" + "a" * 20 + ".", size),
-        "jwt two parts": _fill("eyJaaaaaaaaaaa.eyJbbbbbbbbbbb ", size),
-        "jwt dotted run": _fill("eyJabcdefgh.", size),
-        "cookie b64 json array": _cookie(size),
-        "sk- long run": "sk-" + _fill("a-", size),
-        "sk-proj long run": "sk-proj-" + _fill("aZ9", size),
-        "token: repeated": _fill("token: ", size),
-        "token=a lines": _fill("token=a\n", size),
-        "token=value lines": _fill("token=abcd1234XYZ\n", size),
-        "nested quotes": _fill("\"'\"'`", size),
-        "escaped quotes": _fill("\\\"", size),
-        "password escaped quote": _fill("password=\\\"", size),
-        "json escaped pairs": _fill("\\\"password\\\": \\\"", size),
-        "escape runs": _fill("\\n", size),
-        "token= escapes": _fill("token=\\n", size),
-        "url long user": "x://" + _fill("u", size),
-        "url colon run": "x://u:" + _fill(":", size),
-        "url scheme run": _fill("a://", size),
-        "url empty user run": _fill("redis://:", size),
-        "pgpass colons": _fill("a:1:b:c:", size),
-        "pgpass lines": _fill("h:5432:db:u:pw1\n", size),
-        "netrc machine run": _fill("machine h login u ", size),
-        "name value run": _fill("name: A_TOKEN\n", size),
-        "mysql -p run": _fill("mysql -p", size),
-        "docker login -p run": _fill("docker login -p x ", size),
-        "echo pipe run": _fill("echo x | ", size),
-        "--password run": _fill("--password ", size),
-        "-u user: run": _fill("-u a:", size),
-        "password is run": _fill("the password is ", size),
-        "client( run": _fill("Client(\"", size),
-        "authorization bearer run": _fill("Authorization: Bearer ", size),
-        "pem begin run": _fill("-----BEGIN RSA PRIVATE KEY-----", size),
-        "tags unclosed": _fill("<private>", size),
-        "angle brackets": _fill("<", size),
-        "dotted i run": _fill("\u0130TOKEN=\u0130", size),
-        "kelvin key run": _fill("\u212aEY=x\u212a", size),
-        "german sharp s": _fill("PA\u00dfWORD=\u00df1a ", size),
-    })
+            out.append((f"{word!r}{sep!r} run", lambda n, w=word + sep: _fill(w, n)))
+        out.append((f"{word!r} + one long run", lambda n, w=word: w + _fill("a", n - len(w))))
+        out.append((f"{word!r}= + one long run",
+                    lambda n, w=word: w + "=" + _fill("aB3", n - len(w) - 1)))
+        out.append((f"{word!r} + 30 then space",
+                    lambda n, w=word: _fill(w + "Ab1" * 10 + " ", n)))
+        out.append((f"{word!r} upper run", lambda n, w=word: _fill(w.upper() + "=X1", n)))
+    units = {
+        "plain a": "a",
+        "prose": "lorem ipsum dolor sit amet ",
+        "eyJ run": "eyJ",
+        "jwt almost": "eyJ" + "a" * 20 + ".",
+        "jwt two parts": "eyJaaaaaaaaaaa.eyJbbbbbbbbbbb ",
+        "jwt dotted run": "eyJabcdefgh.",
+        "token: repeated": "token: ",
+        "token=a lines": "token=a\n",
+        "token=value lines": "token=abcd1234XYZ\n",
+        "nested quotes": "\"'\"'`",
+        "escaped quotes": "\\\"",
+        "password escaped quote": "password=\\\"",
+        "json escaped pairs": "\\\"password\\\": \\\"",
+        "escape runs": "\\n",
+        "token= escapes": "token=\\n",
+        "url scheme run": "a://",
+        "url empty user run": "redis://:",
+        "pgpass colons": "a:5432:b:c:",
+        "pgpass lines": "h:5432:db:u:pw1\n",
+        "netrc machine run": "machine h login u password ",
+        "name value run": "name: A_TOKEN\nvalue: ",
+        "mysql -p run": "mysql -p",
+        "docker login -p run": "docker login -p x ",
+        "echo pipe run": "echo x | --password-stdin ",
+        "--password run": "--password ",
+        "-u user: run": "-u a:",
+        "password is run": "the password is ",
+        "client( run": "Client(\"",
+        "authorization bearer run": "Authorization: Bearer ",
+        "pem begin run": "-----BEGIN RSA PRIVATE KEY-----",
+        "tags unclosed": "<private>",
+        "angle brackets": "<",
+        "dotted capital i run": "\u0130TOKEN=\u0130",
+        "kelvin sign run": "\u212aEY=x\u212a",
+        "sharp s run": "PA\u00dfWORD=\u00df1a ",
+    }
+    for name, unit in units.items():
+        out.append((name, lambda n, u=unit: _fill(u, n)))
+    out += [
+        ("cookie b64 json array", _cookie),
+        ("sk- long run", lambda n: "sk-" + _fill("a-", n)),
+        ("sk-proj long run", lambda n: "sk-proj-" + _fill("aZ9", n)),
+        ("url long user", lambda n: "x://" + _fill("u", n)),
+        ("url colon run", lambda n: "x://u:" + _fill(":", n)),
+    ]
     return out
