@@ -1,7 +1,15 @@
-"""The redactor (``memlite/privacy.py``): precision/recall on its corpus, and its speed.
+"""The redactor (``memlite/privacy.py``): quality on its corpora, an outside oracle, speed.
 
     python bench/bench_privacy.py                 # print the report
     python bench/bench_privacy.py --write         # ... and update BENCHMARKS.md
+    python bench/bench_privacy.py --no-oracle     # skip detect-secrets (the ``bench`` extra)
+
+0. Generated corpus (``tests/privacy/generated.py``, issue 15), dev and test splits, each
+   scored for memlite, for memlite as it was before issue 15 (``BASELINE_COMMIT``, read
+   from git: the simple baseline, same run), for detect-secrets alone (a positive counts
+   when a finding's line holds the secret; a near miss with any finding is a false
+   positive) and for memlite + detect-secrets as a second pass (the worker-side option).
+   Then the outside oracle (``bench/privacy_oracle.py``): detect-secrets over real text.
 
 1. Corpus (``tests/privacy/corpus.py``), counted per sample: a positive is a true positive
    when its secret is gone from ``clean(text)`` (and "kind right" when the
@@ -14,7 +22,12 @@
    left out, since an unclosed ``<private>`` strips the rest of the text), in MB/s; the
    cost on one 100 kB tool output (p50 of ``--runs``), also with no trigger at all (plain
    prose) and with secrets.
-3. Import cost in the hook's interpreter (``python -I -S``): ``import memlite.privacy``
+3. Linear time: every adversarial input of ``tests/privacy/adversarial.py`` at 100 kB
+   (CPU time, best of 3), the worst listed; the named shapes at 1 MB; the pre-issue-15
+   redactor on the shapes the issue named. Then the whole hook (``python3 -I -S
+   plugin/scripts/hook.py PostToolUse``) on 1 MB tool outputs against a stub worker on
+   loopback, p50 wall time beside ``python3 -I -S -c pass`` (the interpreter floor).
+4. Import cost in the hook's interpreter (``python -I -S``): ``import memlite.privacy``
    minus ``pass``, p50 of ``--imports`` processes; and the first call of every rule in a
    fresh process (each pattern compiles on first use).
 """
@@ -42,7 +55,9 @@ from corpus import NEGATIVES, POSITIVES  # noqa: E402
 
 from memlite.privacy import clean, strip_tags  # noqa: E402
 
-SECTION = "## Privacy (issue 9)"
+SECTION = "## Privacy (issues 9 and 15)"
+OLD_SECTION = "## Privacy (issue 9)"
+BASELINE_COMMIT = "18c3e61"  # memlite/privacy.py before issue 15
 MARKER = re.compile(r"\[REDACTED:([a-z_]+)\]")
 
 

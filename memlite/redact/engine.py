@@ -105,19 +105,26 @@ class Rule:
                     return match
         return None
 
-    def _matches(self, text: str, haystack: str, dense: bool) -> Iterator[re.Match[str]]:
-        pattern = self.get()
-        if dense:
-            yield from pattern.finditer(text)
-            return
+    def _positions(self, haystack: str, words: tuple[str, ...] | list[str],
+                   limit: int) -> list[int] | None:
+        """Where the words occur (sorted), or None past ``limit`` of them (dense)."""
         positions: list[int] = []
-        for word in self.words:
+        for word in words:
             i = haystack.find(word)
             while i >= 0:
                 positions.append(i)
+                if len(positions) > limit:
+                    return None
                 i = haystack.find(word, i + 1)
-        if len(self.words) > 1:
+        if len(words) > 1:
             positions.sort()
+        return positions
+
+    def _matches(self, text: str, positions: list[int] | None) -> Iterator[re.Match[str]]:
+        pattern = self.get()
+        if positions is None:  # dense: one scan in C
+            yield from pattern.finditer(text)
+            return
         done = 0
         for pos in positions:
             if pos < done:
@@ -131,28 +138,31 @@ class Rule:
             done = max(match.end(), pos + 1)
             yield match
 
-    def apply(self, text: str, lower: str | None) -> str:
+    def apply(self, text: str, lower: str | None, present: set[str] | None = None) -> str:
+        """``text`` with this rule's matches replaced. ``present``: the (lower-case) trigger
+        words known to occur in the text (``redact`` found them): the others are not
+        searched for."""
         haystack = text
         if self.fold:
             haystack = lower if lower is not None else text.lower()
         if self.gate and not any(gate in haystack for gate in self.gate):
             return text
-        dense = not self.words
-        if self.fold:
-            if len(haystack) != len(text):  # a character whose lower case is longer
-                dense = True
-        if not dense:
-            count = 0
-            for word in self.words:
-                count += haystack.count(word)
-            if not count:
+        words = self.words
+        if present is not None and words:
+            words = [word for word in words if word.lower() in present]
+            if not words:
                 return text
-            dense = count * DENSE > len(text)
+        positions: list[int] | None = None
+        if words and not (self.fold and len(haystack) != len(text)):
+            # (a character whose lower case is longer shifts positions: scan in C)
+            positions = self._positions(haystack, words, len(text) // DENSE)
+            if positions is not None and not positions:
+                return text
         replacement = self.replacement
         left = budget(len(text))
         out: list[str] = []
         last = 0
-        for match in self._matches(text, haystack, dense):
+        for match in self._matches(text, positions):
             if left == 0:  # past the budget: the rest unjudged, in C
                 out.append(text[last:match.start()])
                 out.append(self.get().sub(self.blunt, text[match.start():]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from memlite.redact.engine import Lazy
 
-__all__ = ["basic_credentials", "credential_like", "high_entropy", "looks_random", "path", "placeholder",
+__all__ = ["basic_credentials", "credential_like", "secret_like", "high_entropy", "looks_random", "path", "placeholder",
            "strength", "fake_token"]
 
 PLACEHOLDER_WORDS = frozenset((
@@ -76,7 +76,8 @@ def path(value: str) -> bool:
 
 
 def high_entropy(value: str) -> bool:
-    """20+ characters of a token alphabet, mixed classes, >= 3.5 bits/char, not hex/UUID."""
+    """20+ characters of a token alphabet, mixed classes with a digit, >= 3.5 bits/char, not
+    hex/UUID."""
     if len(value) < 20 or len(value) > 2000:
         return False
     if value.strip("0123456789abcdefABCDEF-") == "":
@@ -87,6 +88,8 @@ def high_entropy(value: str) -> bool:
             classes += 1
     if classes < 2 or any(c not in TOKEN_CHARS for c in value):
         return False
+    if not any(c.isdigit() for c in value):
+        return False  # ``CertificatePublicKeyTypes``: 20 random characters hold a digit
     counts: dict[str, int] = {}
     for c in value:
         counts[c] = counts.get(c, 0) + 1
@@ -108,6 +111,13 @@ def basic_credentials(value: str) -> bool:
         return False
     user, colon, password = decoded.partition(":")
     return bool(colon and user and password and decoded.isprintable())
+
+
+def secret_like(value: str) -> bool:
+    """Stricter than :func:`credential_like`: 8+ characters with a letter and a digit (or
+    random-looking); for a position that says little (two literals side by side)."""
+    return (len(value) >= 8 and credential_like(value) and any(c.isdigit() for c in value)
+            and any(c.isalpha() for c in value)) or high_entropy(value)
 
 
 def credential_like(value: str) -> bool:

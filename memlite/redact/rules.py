@@ -23,7 +23,7 @@ _NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_\-])"
 _REDACTED = ("[REDACTED", '"[REDACTED', "'[REDACTED", '\\"[REDACTED')
 # a value: an escaped-quoted, quoted or bare run, each capped
 _VALUE = (r"(\\\"[^\"\\\n]{1,2000}\\\"|\\'[^'\\\n]{1,2000}\\'|\"(?:[^\"\\\n]|\\.){1,2000}\""
-          r"|'[^'\n]{1,2000}'|[^\s\"'&;,)}\]<>\\]{1,2000})")
+          r"|'[^'\n]{1,2000}'|[^\s\"'&;,)}\]<>\\\[{(][^\s\"'&;,)}\]<>\\]{0,1999})")
 # a bare value that went on past a backslash (``C:\Users\me``, not a ``\n`` escape)
 _BARE_ON = Lazy(r"[^\s\"'&;,)}\]<>]{1,2000}")
 
@@ -177,7 +177,8 @@ def _pgpass(match: re.Match[str]) -> str:
 
 def _positional(match: re.Match[str]) -> str:
     value = match.group(3)
-    if judge.high_entropy(value) and not judge.fake_token(value):
+    if ("/" not in value and judge.high_entropy(value) and judge.looks_random(value)
+            and not judge.fake_token(value)):
         return f"{match.group(1)}{match.group(2)}[REDACTED:api_key]{match.group(2)}"
     return match.group(0)
 
@@ -203,6 +204,7 @@ def _named_pair(match: re.Match[str]) -> str:
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_TYPE_NAME = Lazy(r"(?:[A-Z][a-z]+){2,8}(?:\[[\w\[\], |.]{0,80}\])?")
 _DOTTED = Lazy(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|[A-Za-z_][\w.]*[(\[{].*")
 
 
@@ -220,10 +222,6 @@ def assignment_value(keyword: str, prefix: str, sep: str, value: str,
     inner = _unquote(value) if quoted else value
     if value.startswith(_REDACTED) or judge.placeholder(inner) or judge.path(inner):
         return None
-    if strength == "weak":
-        if keyword.lower() == "auth" and judge.basic_credentials(inner):
-            return "password"  # a Docker ``auths`` entry: base64 of user:password
-        return "high_entropy" if judge.high_entropy(inner) else None
     if not quoted:
         name = (prefix + keyword).lower().lstrip("-.")
         low = inner.lower()
@@ -236,9 +234,15 @@ def assignment_value(keyword: str, prefix: str, sep: str, value: str,
                 if 0 <= i < cut:
                     cut = i
             rest = after[:cut].strip()
-            if (rest and not rest.startswith(("#", ",", "}", "\\"))) or (
+            if (rest and not rest.startswith(("#", "}", "\\"))) or (
                     cut == len(after) == 256):
-                return None
+                return None  # prose, or ``key: Type,`` in code: not a lone YAML value
+            if _TYPE_NAME.get().fullmatch(inner):
+                return None  # ``private_key: PrivateKeyTypes``: an annotation
+    if strength == "weak":
+        if keyword.lower() == "auth" and judge.basic_credentials(inner):
+            return "password"  # a Docker ``auths`` entry: base64 of user:password
+        return "high_entropy" if judge.high_entropy(inner) else None
     return "env"
 
 
@@ -265,7 +269,7 @@ def _assignment(match: re.Match[str]) -> str:
     sep = "=" if "=" in stripped else ("," if stripped == "," else ":")
     quoted = value[:1] in "\"'" or value[:2] in ('\\"', "\\'")
     if sep == ",":  # ("X-Api-Key", "…"): two literals, a credential-looking value only
-        if not quoted or not judge.credential_like(_unquote(value)):
+        if not quoted or not judge.secret_like(_unquote(value)):
             return whole
     elif not quoted and sep == "=":
         spaced = sep_text[:1] in " \t" or sep_text[-1:] in " \t"
@@ -306,7 +310,7 @@ RULES: list[Rule] = [
          _NOT_TOKEN_BEFORE + r"sk-ant-[A-Za-z0-9_\-]{16,400}" + _NOT_TOKEN_AFTER,
          _whole("anthropic", judge.fake_token, 7), gate=("sk-",)),
     Rule("openai", ("sk-",),
-         _NOT_TOKEN_BEFORE + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,400}"
+         r"sk-(?<![A-Za-z0-9_\-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,400}"
          + _NOT_TOKEN_AFTER, _openai, blunt="[REDACTED:openai]"),
     Rule("github", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
          r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})"
@@ -326,7 +330,7 @@ RULES: list[Rule] = [
          "[REDACTED:pypi]"),
     Rule("npm", ("npm_",), r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])",
          _whole("npm", judge.fake_token, 4)),
-    Rule("twilio", ("SK",), r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])",
+    Rule("twilio", ("SK",), r"SK(?<![A-Za-z0-9]SK)[0-9a-f]{32}(?![A-Za-z0-9])",
          _whole("twilio", judge.fake_token, 2)),
     Rule("sendgrid", ("SG.",),
          r"(?<![A-Za-z0-9_.\-])SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _NOT_TOKEN_AFTER,
@@ -340,7 +344,7 @@ RULES: list[Rule] = [
     Rule("huggingface", ("hf_",), r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34}(?![A-Za-z0-9_])",
          _whole("huggingface", judge.fake_token, 3)),
     Rule("jwt", ("eyJ",),
-         _NOT_TOKEN_BEFORE + r"eyJ[A-Za-z0-9_\-]{8,4000}\.eyJ[A-Za-z0-9_\-]{8,8000}"
+         r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,4000}\.eyJ[A-Za-z0-9_\-]{8,8000}"
          r"\.[A-Za-z0-9_\-]{8,2000}", "[REDACTED:jwt]"),
     Rule("auth_header", ("authorization",),
          r"((?i:authorization)" + _HEADER_SEP + r"(?i:bearer|basic|token|bot|digest|apikey"
@@ -356,10 +360,10 @@ RULES: list[Rule] = [
     Rule("url_password", ("://",), r"(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{0,200}:)"
          r"([^\s/\"'<>]{1,500})@", _url_password, back=24, blunt="[REDACTED:password]"),
     Rule("short_flag", ("-p", "-N", "-P"),
-         r"(?<![\w\-])(-[pNP])([ \t]?)(\\?[\"'][^\"'\n\\]{0,500}\\?[\"']|[^\s\"'\\;|&]{1,500})",
+         r"(-(?<![\w\-]-)[pNP])([ \t]?)(\\?[\"'][^\"'\n\\]{0,500}\\?[\"']|[^\s\"'\\;|&]{1,500})",
          _short_flag, gate=("mysql", "mariadb", "sshpass", "login", "ssh-keygen"), blunt="[REDACTED:password]"),
     Rule("long_flag", ("--",),
-         r"(?<![\w\-])(--(?:[a-z0-9]{1,30}-){0,4}(?:password|passwd|passphrase|token|secret"
+         r"(--(?<![\w\-]--)(?:[a-z0-9]{1,30}-){0,4}(?:password|passwd|passphrase|token|secret"
          r"|api-key|apikey|access-key|secret-key|pass))([ \t]+)"
          r"(\\?[\"'][^\"'\n\\]{1,500}\\?[\"']|[^\s\"'\\;|&]{1,500})", _long_flag,
          blunt="[REDACTED:password]"),
@@ -368,9 +372,9 @@ RULES: list[Rule] = [
          r"|[^\s\"'|;&\\]{1,500})([ \t]*\|)", _echo_pipe, gate=_STDIN_READERS,
          blunt="[REDACTED:password]"),
     Rule("curl_user", ("-u", "--user"),
-         r"((?<![\w\-])(?:-u|--user)(?:[ \t]+|=)(?:\\?[\"'])?[^\s:\"'\\\[\]]{1,200}:)"
+         r"((?:-u|--user)(?<![\w\-]-u)(?<![\w\-]--user)(?:[ \t]+|=)(?:\\?[\"'])?[^\s:\"'\\\[\]]{1,200}:)"
          r"([^\s\"'\\]{1,500})()", _keep_prefix("password", judge.credential_like), gate=(":",)),
-    Rule("openssl_pass", ("-pass",), r"((?<![\w\-])-pass(?:in|out)?[ \t]+pass:)"
+    Rule("openssl_pass", ("-pass",), r"(-pass(?<![\w\-]-pass)(?:in|out)?[ \t]+pass:)"
          r"([^\s\"'\\]{1,500})()", _keep_prefix("password"), gate=(" pass:",)),
     Rule("netrc", ("machine",),
          r"((?i:machine)[ \t]+[^\s\\]{1,253}(?:\s|\\n){1,20}(?:(?i:login)[ \t]+[^\s\\]{1,200}"
@@ -419,17 +423,20 @@ def redact(text: str) -> str:
     """
     lower = text.lower()
     chosen = set(_ALWAYS) if ":" in text else set()
+    present: set[str] = set()
     for root in _ROOTS:
         if root in lower:
+            present.add(root)
             chosen |= _RULES_OF[root]
             for word in _HOLDERS[root]:
                 if word in lower:
+                    present.add(word)
                     chosen |= _RULES_OF[word]
     if not chosen:
         return text
     for index in sorted(chosen):
         rule = RULES[index]
-        new = rule.apply(text, lower if rule.fold else None)
+        new = rule.apply(text, lower if rule.fold else None, present)
         if new is not text:
             text = new
             lower = text.lower()
