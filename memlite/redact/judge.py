@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from memlite.redact.engine import Lazy
 
-__all__ = ["basic_credentials", "credential_like", "secret_like", "high_entropy", "looks_random", "path", "placeholder",
+__all__ = ["basic_credentials", "credential_like", "literal_like", "secret_like", "high_entropy", "looks_random", "path", "placeholder",
            "strength", "fake_token"]
 
 PLACEHOLDER_WORDS = frozenset((
@@ -51,6 +51,8 @@ def placeholder(value: str) -> bool:
     low = value.lower()
     if low in PLACEHOLDER_WORDS or low.startswith(_PUBLIC):
         return True
+    if value.startswith(("$(", "${", "`")):
+        return True  # a shell expansion, cut at its first space: ``$(cat /run/x)``
     if any(word in low for word in _STAND_IN):
         return True
     return PLACEHOLDER.get().fullmatch(value) is not None
@@ -113,6 +115,20 @@ def basic_credentials(value: str) -> bool:
     return bool(colon and user and password and decoded.isprintable())
 
 
+def literal_like(value: str) -> bool:
+    """Could be a credential at all: 3+ characters, some ASCII letter or digit, not a
+    short number (``token=11098``), a colour (``#ddd0c0``), or an identifier path
+    (``io.example/protocolVersion``, no random-looking run)."""
+    if len(value) < 3 or not any(c.isascii() and c.isalnum() for c in value):
+        return False
+    if value.isdigit() and len(value) < 6:
+        return False
+    if value[0] == "#":
+        return False
+    return not ("/" in value and "." in value and " " not in value
+                and not looks_random(value))
+
+
 def secret_like(value: str) -> bool:
     """Stricter than :func:`credential_like`: 8+ characters with a letter and a digit (or
     random-looking); for a position that says little (two literals side by side)."""
@@ -129,6 +145,8 @@ def credential_like(value: str) -> bool:
     """
     if not value or len(value) > 200 or placeholder(value) or path(value):
         return False
+    if value[0] == "$":
+        return False  # ``$(cmd ...`` cut at a space, ``$VAR``: a shell expansion
     if any(c.isdigit() for c in value) or any(not c.isalnum() for c in value):
         return len(value) >= 4 and not value.replace(".", "").isdigit()
     return len(value) >= 16 or any(c.isupper() for c in value[1:])

@@ -155,9 +155,12 @@ def _prose(match: re.Match[str]) -> str:
         match.end():match.end() + 1] == closing
     if stripped.startswith("[REDACTED") or judge.placeholder(stripped) or judge.path(stripped):
         return match.group(0)
-    if not (judge.credential_like(stripped) or (quoted and len(stripped) >= 6
-                                                 and " " not in stripped)):
-        return match.group(0)
+    if quoted:
+        if len(stripped) < 6:
+            return match.group(0)
+    elif ("<" in stripped or ">" in stripped or len(stripped) < 8
+          or not judge.secret_like(stripped)):
+        return match.group(0)  # ``latin-1``, ``self-describing``, ``valid.</p>``: prose
     return (f"{match.group(1)}{match.group(2)}{match.group(3)}[REDACTED:password]"
             f"{value[len(stripped):]}")
 
@@ -222,6 +225,10 @@ def assignment_value(keyword: str, prefix: str, sep: str, value: str,
     inner = _unquote(value) if quoted else value
     if value.startswith(_REDACTED) or judge.placeholder(inner) or judge.path(inner):
         return None
+    if not judge.literal_like(inner):
+        return None  # ``'>'``, ``"#ddd0c0"``, ``11098``, an emoji: not a credential
+    if strength == "weak" and _DOTTED.get().fullmatch(inner):
+        return None  # ``"Key": "access_logs.s3.enabled"``: a dotted name
     if not quoted:
         name = (prefix + keyword).lower().lstrip("-.")
         low = inner.lower()
