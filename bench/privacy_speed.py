@@ -6,13 +6,16 @@
 * ``hook_1mb()``: ``python3 -I -S plugin/scripts/hook.py PostToolUse`` (the hook as Claude
   Code runs it) on PostToolUse payloads whose tool output is 1 MB, against a stub worker
   on 127.0.0.1 (answers 200 to anything: the cost measured is the hook's), p50 wall time
-  of ``runs``, round-robin beside ``python3 -I -S -c pass`` (the interpreter floor).
+  of ``runs``, round-robin beside ``python3 -I -S -c pass`` (the interpreter floor), and
+  the p50 CPU time (user + system) of each process: on a shared machine the wall time
+  mostly measures the queue for a core.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -104,6 +107,7 @@ def hook_1mb(realistic: str, runs: int) -> dict:
     thread.start()
     payloads = _payloads(realistic)
     rows: dict[str, list[float]] = {"floor": []}
+    cpu: dict[str, list[float]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp) / "data"
@@ -117,16 +121,22 @@ def hook_1mb(realistic: str, runs: int) -> dict:
                 cases += [(name, [python, "-I", "-S", str(HOOK), "PostToolUse"], body)
                           for name, body in payloads.items()]
                 for name, argv, body in cases:
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     started = time.perf_counter()
                     subprocess.run(argv, input=body, env=env, capture_output=True, check=False,
                                    timeout=30)
+                    wall = time.perf_counter() - started
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     if i:  # the first round warms the page cache
-                        rows.setdefault(name, []).append(time.perf_counter() - started)
+                        rows.setdefault(name, []).append(wall)
+                        cpu.setdefault(name, []).append(
+                            after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             log = data / "logs"
             problems = [p.read_text()[-500:] for p in log.glob("*")] if log.is_dir() else []
     finally:
         server.shutdown()
         server.server_close()
     return {"python": python, "p50": {k: statistics.median(v) for k, v in rows.items()},
+            "cpu": {k: statistics.median(v) for k, v in cpu.items()},
             "max": {k: max(v) for k, v in rows.items()}, "runs": runs,
             "problems": problems}
