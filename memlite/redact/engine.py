@@ -54,19 +54,23 @@ class Rule:
     (case-insensitive names). ``gate``: one of these strings must be in the text (the
     lower-cased text with ``fold``), a cheaper first test. Same result as ``pattern.sub`` (leftmost matches, never
     overlapping: ``tests/privacy/test_redaction_corpus.py`` checks it per rule) up to
-    ``budget(len(text))`` judged matches; past that (generated or pathological text, a
+    ``budget(len(text))`` judged matches. ``follow``: the characters that can come right
+    after a trigger word in a match (``token=``, ``token:``): other occurrences (``tokens``,
+    ``token is``) are dropped before the pattern runs, and do not count as dense; past that (generated or pathological text, a
     megabyte of ``token=a``), ``blunt`` (a plain marker: ``re`` expands a
     template with group references in Python, per match) replaces every further match
     whole and unjudged, in C: over-redaction is the safe way to stay in time.
     """
 
-    __slots__ = ("args", "back", "blunt", "compiled", "fold", "gate", "name", "replacement",
-                 "words")
+    __slots__ = ("args", "back", "blunt", "compiled", "fold", "follow", "gate", "name",
+                 "replacement", "words")
 
     def __init__(self, name: str, words: tuple[str, ...], pattern: str, replacement: Any, *,
                  fold: bool = False, back: int = 0, flags: int = 0,
-                 gate: tuple[str, ...] = (), blunt: str | None = None) -> None:
+                 gate: tuple[str, ...] = (), blunt: str | None = None,
+                 follow: str = "") -> None:
         self.name = name
+        self.follow = follow
         self.words = words
         self.gate = gate
         if fold and words and not back:
@@ -109,12 +113,15 @@ class Rule:
                    limit: int) -> list[int] | None:
         """Where the words occur (sorted), or None past ``limit`` of them (dense)."""
         positions: list[int] = []
+        follow = self.follow
         for word in words:
+            size = len(word)
             i = haystack.find(word)
             while i >= 0:
-                positions.append(i)
-                if len(positions) > limit:
-                    return None
+                if not follow or haystack[i + size:i + size + 1] in follow:
+                    positions.append(i)
+                    if len(positions) > limit:
+                        return None
                 i = haystack.find(word, i + 1)
         if len(words) > 1:
             positions.sort()

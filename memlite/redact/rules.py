@@ -395,20 +395,20 @@ RULES: list[Rule] = [
          r"((?:\\?[\"'])?[ \t]*,?[ \t]*(?:\r?\n|\\n)?[ \t]*(?:-[ \t]+)?(?:\\?[\"'])?"
          r"(?i:value)(?:\\?[\"'])?[ \t]*[:=][ \t]*)()" + _VALUE, _named_pair, fold=True, gate=("value",),
          blunt="[REDACTED:env]"),
-    Rule("prose", ("password", "passphrase", "passcode", "passwd", "pwd", "pin ", "secret",
-                   "token", "api key"),
+    Rule("prose", ("password", "passphrase", "passcode", "passwd", "passwords", "passphrases",
+                   "passcodes", "passwds", "pwd", "pin", "secret", "token", "api key"),
          r"((?i:pass(?:word|phrase|code|wd)s?|pwd|pin|secret|token|api key))"
          r"((?:[ \t]+(?i:is|was|are|to|as|becomes|now|will be|should be|set to"
          r"|changed to|reads)){1,3}[ \t]+)([`\"'\u201c]?)([^\s`\"'\u201d]{1,200})",
-         _prose, fold=True, blunt="[REDACTED:password]"),
+         _prose, fold=True, blunt="[REDACTED:password]", follow=" \t"),
     Rule("positional", ("client(", "api(", "sdk(", "key(", "token(", "auth("),
          r"((?i:client|api|sdk|key|token|auth)\([ \t]*(?:[a-z_]{1,20}[ \t]*=[ \t]*)?)(\\?[\"'])"
          r"([A-Za-z0-9_\-.+/=:]{20,300})\2", _positional, fold=True, gate=("\"", "'"),
          blunt="[REDACTED:api_key]"),
-    Rule("assignment", _KEYWORDS,
+    Rule("assignment", _KEYWORDS + ("password", "passwd", "passphrase", "credentials"),
          r"((?i:key|token|secret|passw(?:or)?d|passphrase|pwd|pass|credentials?|auth|signature))"
          r"(" + _SEP + r")" + _VALUE, _assignment, fold=True, gate=("=", ":", ","),
-         blunt="[REDACTED:env]"),
+         blunt="[REDACTED:env]", follow="\\\"' \t=:"),
 ]
 RULES_BY_NAME = {rule.name: rule for rule in RULES}
 _ALWAYS = frozenset(i for i, rule in enumerate(RULES) if not rule.words)
