@@ -20,7 +20,7 @@ PLACEHOLDER_WORDS = frozenset((
     "stdin", "prompt", "env", "file", "auto"))
 # words that mark a value as a stand-in wherever they occur in it
 _STAND_IN = ("changeme", "change-me", "change_me", "your", "example", "placeholder",
-             "replace", "dummy", "redacted", "xxxx", "****", "...", "\u2026", "\u2022")
+             "replace", "dummy", "redacted", "xxxx", "***", "...", "\u2026", "\u2022")
 PLACEHOLDER = Lazy(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|%[sd]|%\(\w+\)s|\{[^{}]*\}"
                    r"|\$?\{\{.*\}\}|<%.*%>|<[^<>]+>|[*xX.#_\-\u2022]{3,}|\.\.\..*"
                    r"|@[A-Za-z_][\w.\-]*|[A-Za-z_]\w*\(\)")

@@ -23,7 +23,7 @@ _NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_\-])"
 _REDACTED = ("[REDACTED", '"[REDACTED', "'[REDACTED", '\\"[REDACTED')
 # a value: an escaped-quoted, quoted or bare run, each capped
 _VALUE = (r"(\\\"[^\"\\\n]{1,2000}\\\"|\\'[^'\\\n]{1,2000}\\'|\"(?:[^\"\\\n]|\\.){1,2000}\""
-          r"|'[^'\n]{1,2000}'|[^\s\"'&;,)}\]<>\\\[{(][^\s\"'&;,)}\]<>\\]{0,1999})")
+          r"|'[^'\n]{1,2000}'|[^\s\"'`&;,)}\]<>\\\[{(][^\s\"'`&;,)}\]<>\\]{0,1999})")
 # a bare value that went on past a backslash (``C:\Users\me``, not a ``\n`` escape)
 _BARE_ON = Lazy(r"[^\s\"'&;,)}\]<>]{1,2000}")
 
@@ -227,13 +227,17 @@ def assignment_value(keyword: str, prefix: str, sep: str, value: str,
         return None
     if not judge.literal_like(inner):
         return None  # ``'>'``, ``"#ddd0c0"``, ``11098``, an emoji: not a credential
+    bare = inner.strip("_-").lower()
+    if len(bare) >= 3 and bare in (prefix + keyword).lower():
+        return None  # ``_DESCRIPTOR_KEY = 'DESCRIPTOR'``: a constant named after itself
     if strength == "weak" and _DOTTED.get().fullmatch(inner):
         return None  # ``"Key": "access_logs.s3.enabled"``: a dotted name
     if not quoted:
         name = (prefix + keyword).lower().lstrip("-.")
         low = inner.lower()
-        if (_DOTTED.get().fullmatch(inner) or low == name or low.endswith("." + name)):
-            return None  # code: an expression, not a literal
+        if (_DOTTED.get().fullmatch(inner) or low == name or low.endswith("." + name)
+                or (inner.isidentifier() and keyword.lower() in low)):
+            return None  # code: an expression (``token=new_token``), not a literal
         if sep == ":":
             cut = len(after)
             for end in ("\n", "\\n", "\\r"):
@@ -241,7 +245,7 @@ def assignment_value(keyword: str, prefix: str, sep: str, value: str,
                 if 0 <= i < cut:
                     cut = i
             rest = after[:cut].strip()
-            if (rest and not rest.startswith(("#", "}", "\\"))) or (
+            if (rest and not rest.startswith(("#", "\\"))) or (
                     cut == len(after) == 256):
                 return None  # prose, or ``key: Type,`` in code: not a lone YAML value
             if _TYPE_NAME.get().fullmatch(inner):
