@@ -22,9 +22,11 @@ REASONS_DS_ONLY = {
     "(`…EXAMPLEKEY`) and example entity paths: not secrets",
 }
 REASONS_MEMLITE_ONLY = {
-    "env": "a literal assigned to a secret-named key in code or data (`end_token = '}'`-like "
-    "values are filtered; what remains are quoted words under `*_token`/`*_key` names): "
-    "deliberate over-redaction of a quoted literal under a secret name",
+    "env": "a quoted literal under a secret-named key: a tokenizer's `\"pad_token\": "
+    "\"[PAD]\"` (over-redaction of a quoted literal, deliberate), and example passwords in "
+    "AWS documentation JSON (`\"NewPassword\": \"]35d/{pB9Fo9wJ\"`, `\\\"password\\\": "
+    "\\\"secure_password\\\"`): password-shaped values under password keys are "
+    "redacted even in documentation",
     "high_entropy": "random-looking values under `key`/`*_key`/`auth` (AWS example JSON): "
     "over-redaction by design in a weak position",
     "password": "a password-shaped value after `password is`/`token is` in prose or docs",
