@@ -87,7 +87,6 @@ def _url_password(match: re.Match[str]) -> str:
     return f"{match.group(1)}[REDACTED:password]@"
 
 
-_LINE_START = Lazy(r"[^\n]{0,300}\Z")
 _P_COMMANDS = Lazy(r"\b(?:mysql\w{0,10}|mariadb\w{0,10}|sshpass|(?:docker|podman|nerdctl|buildah"
                    r"|skopeo|oras|crane|regctl|helm(?:[ \t]+registry)?)[ \t]+login)\b")
 

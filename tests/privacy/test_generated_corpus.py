@@ -79,3 +79,21 @@ def test_every_shape_of_the_issue_is_handled_on_dev(shape):
     assert len(samples) == len(SURROUNDINGS)
     bad = [s.name for s in samples if outcome(s, clean(s.text)) not in ("tp", "tn")]
     assert not bad, bad
+
+
+def test_decoded_structure_is_judged_by_its_keys():
+    """Where the hook has the decoded JSON, a k8s/ECS pair and a Docker ``auths`` entry are
+    judged by their keys (no ``=`` or ``:`` is left in the string for the text rules)."""
+    import base64
+
+    auth = base64.b64encode(b"ci-bot:Zq8-xW2pLm4").decode()
+    value = {"env": [{"name": "DB_PASSWORD", "value": "Zq8-xW2pLm4"},
+                     {"name": "LOG_LEVEL", "value": "debug"},
+                     {"name": "DB_PASSWORD", "value": "${DB_PASSWORD}"}],
+             "auths": {"ghcr.io": {"auth": auth}, "quay.io": {"auth": ""}},
+             "credsStore": "desktop"}
+    out = clean(value)
+    assert out["env"][0] == {"name": "DB_PASSWORD", "value": "[REDACTED:env]"}
+    assert out["env"][1:] == value["env"][1:]
+    assert out["auths"] == {"ghcr.io": {"auth": "[REDACTED:password]"}, "quay.io": {"auth": ""}}
+    assert out["credsStore"] == "desktop"
