@@ -128,16 +128,17 @@ def realistic_output(size: int) -> str:
 
 
 def _p50(func, arg, runs: int) -> float:
+    """p50 CPU seconds (``process_time``: on a shared machine wall time measures the queue)."""
     func(arg)
     times = []
     for _ in range(runs):
-        started = time.perf_counter()
+        started = time.process_time()
         func(arg)
-        times.append(time.perf_counter() - started)
+        times.append(time.process_time() - started)
     return statistics.median(times)
 
 
-def speed(mb: float, runs: int) -> dict:
+def speed(mb: float, runs: int, old_clean=None) -> dict:
     big = realistic_output(int(mb * 1_000_000))
     seconds = _p50(clean, big, max(3, runs // 10))
     chunk = big[:100_000]
@@ -148,7 +149,8 @@ def speed(mb: float, runs: int) -> dict:
     return {"mb": len(big) / 1e6, "mb_s": len(big) / seconds / 1e6,
             "chunk_ms": _p50(clean, chunk, runs) * 1e3,
             "prose_ms": _p50(clean, prose[:100_000], runs) * 1e3,
-            "secrets_ms": _p50(clean, secrets, runs) * 1e3}
+            "secrets_ms": _p50(clean, secrets, runs) * 1e3,
+            "old_chunk_ms": _p50(old_clean, chunk, runs) * 1e3 if old_clean else None}
 
 
 def _run(code: str) -> float:
@@ -241,12 +243,17 @@ def report(scores: dict, fast: dict, imp: dict, extra: dict) -> str:
         "",
         "### Speed",
         "",
+        "CPU time (`time.process_time`), p50; the machine was shared (load average ~11 on 2 "
+        "cores), which inflates wall times several-fold and CPU times somewhat.",
+        "",
         "| what | figure |",
         "|---|---:|",
         f"| `clean` on {fast['mb']:.1f} MB of realistic tool output (source as the Read "
         f"tool returns it, `ls -l`, `git log`, env, JSON, near misses) | "
         f"**{fast['mb_s']:.1f} MB/s** |",
         f"| one 100 kB tool output of that mix (p50) | **{fast['chunk_ms']:.2f} ms** |",
+        *([f"| the same, redactor before issue 15 (`{BASELINE_COMMIT}`, same run) | "
+           f"{fast['old_chunk_ms']:.2f} ms |"] if fast.get("old_chunk_ms") else []),
         f"| 100 kB of plain prose, no trigger (p50) | {fast['prose_ms']:.2f} ms |",
         f"| 100 kB dense with secrets (the corpus's positives repeated, p50) | "
         f"{fast['secrets_ms']:.2f} ms |",
@@ -300,7 +307,8 @@ def main() -> None:
     old = privacy_quality.baseline_module(BASELINE_COMMIT)
     extra["adversarial"] = privacy_speed.adversarial(old.clean if old else None)
     extra["hook"] = privacy_speed.hook_1mb(realistic_output(1_000_000), args.hook_runs)
-    text = report(corpus_scores(), speed(args.mb, args.runs), import_cost(args.imports), extra)
+    text = report(corpus_scores(), speed(args.mb, args.runs, old.clean if old else None),
+                  import_cost(args.imports), extra)
     print(text)
     if args.write:
         write_section(SECTION, text)
