@@ -26,7 +26,7 @@ from memlite.lifecycle import pid_alive, read_pidfile
 
 def test_worker_down_spools_starts_the_worker_and_the_event_arrives(hook_env, data_dir):
     stdin = fixture_bytes("PostToolUse.Bash", tool_use_id="toolu_d1",
-                          tool_input={"command": "echo <private>x</private> AKIAIOSFODNN7EXAMPLE"})
+                          tool_input={"command": "echo <private>x</private> AKIA2E0A8F3B244C9986"})
     result, elapsed = run_hook(hook_env, stdin, "PostToolUse")
     assert (result.returncode, result.stdout) == (0, b"")
     assert elapsed < 1.0, elapsed
