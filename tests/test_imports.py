@@ -52,13 +52,18 @@ def imports(path: Path) -> list[tuple[str, int]]:
     return found
 
 
+# The standard library of the running Python, plus modules of newer ones that memlite
+# imports behind an ImportError fallback (hooks/snapshot.py: ``_sha2`` is 3.12's sha256).
+STDLIB = frozenset(sys.stdlib_module_names) | {"_sha2"}
+
+
 def undeclared(package: Path, names: set[str]) -> list[str]:
     providers = importlib.metadata.packages_distributions()
     problems = []
     for path in sorted(package.rglob("*.py")):
         for module, line in imports(path):
             top = module.split(".")[0]
-            if top in sys.stdlib_module_names or top == "memlite" or top == "__future__":
+            if top in STDLIB or top == "memlite" or top == "__future__":
                 continue
             dists = {_norm(d) for d in providers.get(top, [])}
             if not dists & names:

@@ -44,6 +44,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -356,6 +357,43 @@ def pip_command(pip: list[str], source: str) -> list[str]:
     return [*command, source]
 
 
+CONVERTER_PACKAGES = ("onnx", "protobuf", "ml-dtypes")
+"""What ``memlite.embed.quantize`` needs beyond the venv (numpy and typing-extensions are
+in it): installed for the one conversion into a throwaway directory, never into the venv."""
+
+
+def prepare_model(data: str, base: str, python: str) -> None:
+    """After the venv is ready: make the embedder's int8-in-memory copy of MiniLM once.
+
+    ``memlite.embed.quantize`` needs ``onnx`` (~36 MB with protobuf and ml-dtypes) for this
+    one conversion and never again, so it is not a runtime dependency: the host's pip puts
+    it (at the constrained versions) in a temporary directory beside the venv, the venv's
+    Python runs the conversion with that directory on ``PYTHONPATH`` (the copy lands in
+    the model cache, ``<data dir>/models``), and the directory goes. The worker started
+    just before runs the shipped file (bigger in memory, same ranking) until its next
+    start. Never raises: without the copy, memory works the same, only heavier.
+    """
+    tmp = tempfile.mkdtemp(prefix="converter-", dir=data)
+    try:
+        command = [base, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                   "--no-compile", "--no-deps", "--target", tmp, *CONVERTER_PACKAGES]
+        constraints = os.path.join(source_dir(), CONSTRAINTS)
+        if os.path.exists(constraints):
+            command += ["-c", constraints]
+        command += os.environ.get(PIP_ENV, "").split()
+        subprocess.run(command, check=True, timeout=600)
+        env = {**os.environ, "PYTHONPATH": tmp}
+        done = subprocess.run([python, "-c", "from memlite.embed.minilm import MiniLMEmbedder;"
+                               " print(MiniLMEmbedder().name)"], env=env, timeout=900,
+                              capture_output=True, text=True, check=False)
+        print(f"embedding model: {done.stdout.strip() or done.stderr.strip()[-300:]}",
+              flush=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"embedding model not converted ({exc}): the shipped file is used", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def build(data: str, attempt: int = 1) -> int:
     """Create ``<data>/venv`` and pip-install memlite into it (run detached by the hook)."""
     final = os.path.join(data, VENV_DIR)
@@ -398,6 +436,8 @@ def build(data: str, attempt: int = 1) -> int:
         _write_status(data, state="ready", attempt=attempt, time=time.time(), seconds=took)
         print(f"ready in {took:.1f} s", flush=True)
         start_worker_when_ready(os.path.join(final, "bin", "python"))
+        if outside:
+            prepare_model(data, base, os.path.join(final, "bin", "python"))
         return 0
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"failed: {exc}", flush=True)
