@@ -328,9 +328,27 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
         return None
     out = _fallback(directory, payload, budget, f"{down}: spooled, worker starting")
     wait = _session_start_wait()
-    if out is None and wait > 0:
-        out = _await_context(directory, port, payload.get("cwd"), started + wait)
+    if wait == 0 and _before_snapshots(directory):
+        wait = UPGRADE_WAIT  # once: the worker it just started writes them at its start
+    if wait > 0:
+        # The worker's own block when it answers in time: it also holds what is in a
+        # database no snapshot covers yet; else what the snapshot and spool gave.
+        out = _await_context(directory, port, payload.get("cwd"), started + wait) or out
     return out
+
+
+UPGRADE_WAIT = 1.0
+"""Seconds a worker-down SessionStart waits for the worker it started when the database
+predates snapshots (a memlite older than them wrote it, no worker has run since): the
+one start after an upgrade. The worker answers in ~0.4-1 s here; every later cold start
+is served from the snapshots at once."""
+
+
+def _before_snapshots(directory: str) -> bool:
+    """A database exists but no worker of this version ever ran on it: no ``snapshots/``
+    (every worker creates it at start, even with nothing to write)."""
+    return (os.path.exists(os.path.join(directory, "memlite.db"))
+            and not os.path.isdir(os.path.join(directory, "snapshots")))
 
 
 UPGRADE_MARKER = "worker.upgrade"
