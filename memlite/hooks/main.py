@@ -20,7 +20,9 @@ SessionEnd             POST /api/sessions/complete nothing (0.8 s in all: Claude
 =====================  ==========================  =========================================
 
 A 404 from summarize/complete (the session is unknown: its start was lost) is sent again
-to ``/api/events``, which creates it. Other 4xx: logged, dropped (the event is malformed).
+to ``/api/events``, which creates it. A 401 means the worker on the port is not this data
+directory's (another install on the same port): the event is spooled, as with a worker
+down. Other 4xx: logged, dropped (the event is malformed).
 
 Worker down (refused, no token yet, reset, unreadable reply) or failing (5xx), or too slow
 (deadline): the cleaned event is appended to the spool (fsync'd); if the worker was not
@@ -192,6 +194,12 @@ def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | N
                     absent=True) from None
     if status >= 500:
         raise _Down(f"worker answered HTTP {status}", absent=False)
+    if status == 401:
+        # Our token is refused: the worker on this port belongs to another data directory
+        # (two installs on one port, or a data directory moved while its old worker
+        # runs). Keep the event for our own worker rather than drop it.
+        raise _Down(f"the worker on port {port} refused this data directory's token "
+                    "(HTTP 401: another install's worker? set WORKER_PORT)", absent=False)
     return status, reply
 
 

@@ -126,3 +126,27 @@ def test_1000_events_across_a_killed_worker_arrive_exactly_once(worker, hook_env
     assert rows == []
     assert killed["pid"] not in worker_pids(data_dir)
     assert BARE  # the hooks ran on the bare interpreter
+
+
+def test_a_worker_of_another_data_directory_on_our_port_gets_nothing_and_loses_nothing(
+        worker, hook_env, data_dir, tmp_path):
+    """User trial (docs/user-trials.md): two installs on one port (two HOMEs or users on
+    the default 37888, or a data directory moved while its old worker still runs). The
+    other install's worker answers 401 to our token; the hook logged "refused" and DROPPED
+    the event. It must be spooled for our own worker, with a line saying why."""
+    other = tmp_path / "other-install"
+    other.mkdir(mode=0o700)
+    (other / "token").write_text("a-token-the-running-worker-does-not-know\n")
+    (other / "token").chmod(0o600)
+    env = {**hook_env, "MEMLITE_DATA_DIR": str(other)}
+    env.pop("MEMLITE_PYTHON")  # its own worker cannot start (the port is taken anyway)
+    result, _ = run_hook(env, fixture_bytes("UserPromptSubmit", session_id="sess-other",
+                                            prompt="the other install's prompt"),
+                         "UserPromptSubmit")
+    assert (result.returncode, result.stdout) == (0, b"")
+    spooled = [json.loads(line) for f in (other / "spool").glob("*.jsonl")
+               for line in f.read_text().splitlines()]
+    assert [r["payload"]["prompt"] for r in spooled] == ["the other install's prompt"]
+    assert "401" in log_lines(other)[-1] and "spooled" in log_lines(other)[-1]
+    assert query(data_dir, "SELECT count(*) FROM sessions WHERE id = 'sess-other'") \
+        == [(0,)]
