@@ -21,19 +21,14 @@ import subprocess
 import sys
 import time
 
-__all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "RETRY_AFTER_FAILURE_SECONDS", "build",
-           "build_failure", "ensure_venv", "source_dir", "start_worker_when_ready",
-           "worker_python"]
+__all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "build", "ensure_venv", "source_dir",
+           "start_worker_when_ready", "worker_python"]
 
 VENV_DIR = "venv"
 READY_FILE = ".memlite-ready"
 LOCK_FILE = "venv.lock"
 INSTALL_LOG = "venv-install.log"
-FAILED_FILE = "venv.failed"
 LOCK_STALE_SECONDS = 15 * 60
-# A failed build (pip offline, no wheel cache...) is retried by the first hook this long
-# after it failed, not by every hook: a venv and a pip run cost seconds of CPU each.
-RETRY_AFTER_FAILURE_SECONDS = 10 * 60
 
 
 def source_dir() -> str:
@@ -91,8 +86,6 @@ def ensure_venv(data: str) -> int | None:
     os.makedirs(data, mode=0o700, exist_ok=True)
     if os.path.exists(os.path.join(data, VENV_DIR, READY_FILE)):
         return None
-    if build_failure(data) is not None:
-        return None  # failed a short while ago: retried after RETRY_AFTER_FAILURE_SECONDS
     lock = os.path.join(data, LOCK_FILE)
     if not _take_lock(lock):
         return None
@@ -106,21 +99,6 @@ def ensure_venv(data: str) -> int | None:
     with open(lock, "w") as f:
         f.write(f"{child.pid}\n")
     return child.pid
-
-
-def build_failure(data: str) -> str | None:
-    """Why no venv yet, when the last build failed less than RETRY_AFTER_FAILURE_SECONDS
-    ago (for hooks.log: the build's output file); None otherwise."""
-    try:
-        failed_at = os.stat(os.path.join(data, FAILED_FILE)).st_mtime
-    except OSError:
-        return None
-    if time.time() - failed_at >= RETRY_AFTER_FAILURE_SECONDS:
-        return None
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(failed_at))
-    return (f"the plugin's Python environment failed to build at {stamp} (see "
-            f"{os.path.join(data, INSTALL_LOG)}); retried {RETRY_AFTER_FAILURE_SECONDS // 60}"
-            " min after the failure")
 
 
 def _import_root() -> str:
@@ -158,20 +136,11 @@ def build(data: str) -> int:
                         "--no-input", source_dir()], check=True)
         with open(os.path.join(venv, READY_FILE), "w") as f:
             f.write(f"{time.time()}\n")
-        try:
-            os.unlink(os.path.join(data, FAILED_FILE))
-        except FileNotFoundError:
-            pass
         print("ready", flush=True)
         start_worker_when_ready(python)
         return 0
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"failed: {exc}", flush=True)
-        try:
-            with open(os.path.join(data, FAILED_FILE), "w") as f:
-                f.write(f"{time.time()}\n")
-        except OSError:
-            pass
         return 1
     finally:
         try:

@@ -309,10 +309,8 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
         return _fallback(directory, payload, budget, str(down)) if start else None
     python = bootstrap.worker_python()
     if python is None:
-        plugin_data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
-        why = (plugin_data and bootstrap.build_failure(plugin_data)) or \
-            "the plugin's Python environment is not ready yet"
-        log_line(directory, event, f"{down}: spooled; {why}")
+        log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
+                 "not ready yet")
         return _fallback(directory, payload, budget, "no worker yet") if start else None
     from memlite.spawn import start_worker, worker_command
 

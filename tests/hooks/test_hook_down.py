@@ -252,34 +252,3 @@ def test_the_worker_dates_an_event_by_the_hooks_time(worker, hook_env, data_dir)
     for sid in ("sess-at-future", "sess-at-ancient", "sess-at-junk"):
         assert now <= at[sid] <= after, (sid, at)
 
-
-def test_a_failed_venv_build_is_not_retried_by_every_hook(hook_env, data_dir, tmp_path):
-    """User trial (docs/user-trials.md): with pip unable to install (offline, no wheel
-    cache) every hook that came after a failed build started another one: a new venv
-    and pip run every few seconds for as long as Claude Code was used, and nothing told
-    the user. Now a failure is retried after ``bootstrap.RETRY_AFTER_FAILURE_SECONDS``,
-    and hooks.log says where the build's output is."""
-    plugin_data = tmp_path / "plugin-data"
-    env = {k: v for k, v in hook_env.items() if k != "MEMLITE_PYTHON"}
-    env.update(CLAUDE_PLUGIN_DATA=str(plugin_data), PIP_CONFIG_FILE=os.devnull,
-               PIP_NO_INDEX="1", PIP_FIND_LINKS="")  # pip cannot find anything
-    log = plugin_data / bootstrap.INSTALL_LOG
-    lock = plugin_data / bootstrap.LOCK_FILE
-
-    def builds() -> int:
-        return log.read_text().count(" building ") if log.exists() else 0
-
-    run_hook(env, fixture_bytes("SessionStart.startup"), "SessionStart")
-    wait_until(lambda: builds() == 1 and not lock.exists(), timeout=120)
-    assert "failed" in log.read_text()
-    for _ in range(3):
-        result, _ = run_hook(env, fixture_bytes("UserPromptSubmit"), "UserPromptSubmit")
-        assert (result.returncode, result.stdout) == (0, b"")
-    assert not lock.exists() and builds() == 1
-    assert str(log) in log_lines(data_dir)[-1] and "failed" in log_lines(data_dir)[-1]
-    # Past the retry delay, the next hook tries again.
-    old = __import__("time").time() - bootstrap.RETRY_AFTER_FAILURE_SECONDS - 5
-    os.utime(plugin_data / bootstrap.FAILED_FILE, (old, old))
-    run_hook(env, fixture_bytes("UserPromptSubmit"), "UserPromptSubmit")
-    wait_until(lambda: builds() == 2, timeout=30)
-    wait_until(lambda: not lock.exists(), timeout=120)  # let it fail before teardown
