@@ -270,7 +270,7 @@ def test_port_taken_by_another_program(env, data_dir):
         result = memlite("worker", "start", env=env)
         elapsed = time.monotonic() - began
     assert result.returncode != 0
-    assert elapsed < 2, elapsed
+    assert elapsed < 10, elapsed  # refused at once, not after the start timeout
     assert result.stdout == ""
     assert f"port {port} on 127.0.0.1 {IN_USE}" in result.stderr
     assert not (data_dir / PID_FILE).exists()
