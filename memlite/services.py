@@ -11,6 +11,7 @@ request and the idle-shutdown actor reads it. It is only touched from the Trio t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,8 @@ class Services:
         sessions: the session supervisor actor (one session actor per Claude session).
         bus: the event bus (SSE fan-out).
         embedder: the embedder actor (query vectors, reindex); None outside a worker.
+        degraded: optional children given up for failing too often (name -> last
+            error), for /api/health and ``memlite doctor``; the worker runs on without.
         activity: last request time, for idle shutdown.
         observer: the observing sessions' shared hub (None outside a worker).
         ready: set once the database is open and migrated and the spool was drained.
@@ -71,6 +74,7 @@ class Services:
     sessions: ActorRef
     bus: ActorRef
     embedder: ActorRef | None = None
+    degraded: Callable[[], dict[str, str]] = attrs.field(default=dict)
     activity: Activity = attrs.field(factory=Activity)
     observer: Any = None  # memlite.actors.observer.ObserverHub (health, token counts)
     ready: trio.Event = attrs.field(factory=trio.Event)

@@ -145,13 +145,13 @@ class EventBus:
             case Publish(event=event):
                 self._publish(event)
             case Subscribe(reply=reply, buffer=buffer):
-                send, receive = trio.open_memory_channel[dict[str, Any]](buffer or self.buffer)
                 with reply:
-                    try:
-                        reply.send_nowait(receive)
-                    except (trio.BrokenResourceError, trio.WouldBlock):
-                        send.close()  # the asker gave up: no subscription
+                    if reply.abandoned:  # the asker gave up: no subscription to orphan
+                        self._gone += 1
                         return
+                    send, receive = trio.open_memory_channel[dict[str, Any]](
+                        buffer or self.buffer)
+                    reply.send_nowait(receive)
                 self._subscribers[receive] = send
             case Unsubscribe(channel=channel):
                 send = self._subscribers.pop(channel, None)

@@ -68,6 +68,7 @@ __all__ = [
     "ActorRef",
     "ChildCrashed",
     "ChildExited",
+    "ChildGaveUp",
     "ChildRestarted",
     "ChildSpec",
     "ChildStarted",
@@ -401,6 +402,7 @@ async def spawn(start: Callable[..., Awaitable[object]], *args: object) -> Async
 from memlite.actors.supervisor import (  # noqa: E402
     ChildCrashed,
     ChildExited,
+    ChildGaveUp,
     ChildRestarted,
     ChildSpec,
     ChildStarted,

@@ -60,6 +60,11 @@ BATCH = 32
 """Observations per embedding call: small enough that a query waits little behind it."""
 QUERY_CHARS = 2000
 ASK_TIMEOUT = 60.0
+QUERY_WORKERS = 2
+"""Queries embedded at once, on threads, next to the backfill."""
+QUERY_QUEUE = 16
+"""Queries waiting for a worker; one more is answered None at once (search uses full
+text) instead of queueing work nobody may wait for."""
 
 
 @attrs.frozen(kw_only=True)
@@ -124,8 +129,28 @@ class EmbedderActor:
         retry: seconds before loading a model that failed again.
         rescan: seconds between full scans for observations without a vector.
     Mailbox:
-        Size 64; ``EmbedQuery`` is answered concurrently (at most 2 on threads at once),
-        next to the backfill, so a query never waits for a whole reindex.
+        Size 64. ``EmbedQuery`` goes to a queue of ``QUERY_QUEUE`` served by
+        ``QUERY_WORKERS`` tasks (threads), next to the backfill, so a query never waits
+        for a whole reindex. A full queue answers None at once (``queries_rejected``); a
+        query whose asker gave up (timed out, cancelled) while it waited is dropped
+        before any work (``queries_abandoned``). Work in flight is therefore bounded by
+        ``QUERY_WORKERS + QUERY_QUEUE`` queries whatever the rate of asks.
+    Lifecycle:
+        ``run`` reports its ref at once; the model loads on a thread in the background
+        (``state`` goes loading -> indexing -> ready). The mailbox closing (the
+        supervisor's stop) cancels the indexing and the query workers, then the model
+        is closed.
+    Failure:
+        A model that fails to load is retried every ``retry`` s; a failed query answers
+        None; a failed batch is skipped; a storage ask that fails is retried. Anything
+        else (a reader error) ends the actor: its supervisor (the optional children's,
+        see ``memlite.tree``) restarts it within its own budget, and gives it up for
+        good (reported in /api/health and ``memlite doctor``) past that budget, without
+        touching storage or HTTP.
+    Timeouts:
+        Storage asks ``ASK_TIMEOUT`` (60 s); the asker of ``EmbedQuery`` owns its own
+        timeout. A stop gives this actor its ``ChildSpec.shutdown`` grace; threads
+        embedding are abandoned (``abandon_on_cancel``) rather than waited for.
     """
 
     def __init__(self, storage: ActorRef, db: Path, *, load: Loader, poll: float = 1.0,
@@ -147,7 +172,10 @@ class EmbedderActor:
         self.per_second: float | None = None
         self._wake = trio.Event()
         self._reindex = False
-        self._queries = trio.CapacityLimiter(2)
+        self._query_in, self._query_out = trio.open_memory_channel[
+            tuple[str, Reply[bytes | None]]](QUERY_QUEUE)
+        self.queries_rejected = 0
+        self.queries_abandoned = 0
 
     def status(self) -> EmbedderStatus:
         return EmbedderStatus(
@@ -163,6 +191,8 @@ class EmbedderActor:
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._index_forever, name="embedder:index")
+                    for n in range(QUERY_WORKERS):
+                        nursery.start_soon(self._query_worker, name=f"embedder:query{n}")
                     async for message in mailbox:
                         self._handle(message, nursery)
                     nursery.cancel_scope.cancel(reason="the embedder's mailbox closed")
@@ -173,7 +203,16 @@ class EmbedderActor:
     def _handle(self, message: Any, nursery: trio.Nursery) -> None:
         match message:
             case EmbedQuery(text=text, reply=reply):
-                nursery.start_soon(self._answer_query, text, reply)
+                if self.model is None:
+                    with reply:
+                        reply.send_nowait(None)
+                    return
+                try:
+                    self._query_in.send_nowait((text, reply))
+                except trio.WouldBlock:
+                    self.queries_rejected += 1
+                    with reply:
+                        reply.send_nowait(None)
             case Reindex(reply=reply):
                 with reply:
                     if self.model is None and self.state != "loading":
@@ -191,16 +230,22 @@ class EmbedderActor:
             case _:
                 assert_never(message)
 
+    async def _query_worker(self) -> None:
+        async for text, reply in self._query_out:
+            await self._answer_query(text, reply)
+
     async def _answer_query(self, text: str, reply: Reply[bytes | None]) -> None:
         with reply:
+            if reply.abandoned:  # the asker gave up while the query waited: no work
+                self.queries_abandoned += 1
+                return
             model = self.model
             if model is None:
                 reply.send_nowait(None)
                 return
             try:
-                async with self._queries:
-                    matrix = await trio.to_thread.run_sync(
-                        model.embed, [text[:QUERY_CHARS]], abandon_on_cancel=True)
+                matrix = await trio.to_thread.run_sync(
+                    model.embed, [text[:QUERY_CHARS]], abandon_on_cancel=True)
                 reply.send_nowait(_as_bytes(matrix[0]))
             except Exception as exc:  # noqa: BLE001 - a query falls back to full text
                 log.warning("embedding a query failed (search uses full text): %s", exc)

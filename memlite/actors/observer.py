@@ -368,7 +368,13 @@ class ObservingSession(SessionActor):
             await self._provisional(pending, project)
 
     async def _provisional(self, events: Sequence[Event], project: str) -> None:
-        """Rules observations for context while the AI is paused; events stay pending."""
+        """Rules observations for context while the AI is paused; events stay pending.
+
+        ``_provisioned`` keeps only ids still pending (``events`` are the oldest pending
+        ones, so an id dropped here is done and never comes back): it stays within the
+        read's limit however long the pause and the conversation.
+        """
+        self._provisioned &= {event.id for event in events}
         for event in events:
             if event.id in self._provisioned:
                 continue

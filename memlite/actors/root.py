@@ -82,6 +82,12 @@ log = logging.getLogger(__name__)
 
 GRACEFUL_TIMEOUT = 1.0
 """Seconds Hypercorn gives open requests after ``shutdown`` before closing them."""
+CHILD_GRACE = 1.0
+OPTIONAL_GRACE = 4 * CHILD_GRACE
+"""The optional supervisor stops its four children one after the other."""
+OPTIONAL_INTENSITY = 3
+OPTIONAL_PERIOD = 60.0
+"""Each optional child may restart 3 times in 60 s; one more and it is given up."""
 BACKLOG = 128
 
 
@@ -114,6 +120,14 @@ class WorkerTree:
         self.listener = listener
         self.port: int = listener.getsockname()[1]
         data_dir = settings.data_dir
+        self.optional = Supervisor([
+            ChildSpec(name="reaper", start=self._run_reaper, shutdown=CHILD_GRACE),
+            ChildSpec(name="pruner", start=self._run_pruner, shutdown=CHILD_GRACE),
+            ChildSpec(name="embedder", start=self._run_embedder, shutdown=CHILD_GRACE),
+            ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
+                      shutdown=CHILD_GRACE),
+        ], name="optional", escalate=False, intensity=OPTIONAL_INTENSITY,
+            period=OPTIONAL_PERIOD)
         self.supervisor = Supervisor([
             ChildSpec(name="storage", start=StorageActor(data_dir).run, shutdown=3.0),
             ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=3.0),
@@ -122,11 +136,11 @@ class WorkerTree:
             # signal, then the rules summary is stored: 1 s for that and the rest.
             ChildSpec(name="sessions", start=self._run_sessions,
                       shutdown=SHUTDOWN_SUMMARY_WAIT_SECONDS + 1.0),
-            ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
-            ChildSpec(name="pruner", start=self._run_pruner, shutdown=1.0),
-            ChildSpec(name="embedder", start=self._run_embedder, shutdown=1.0),
-            ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
-                      shutdown=1.0),
+            # The children the worker can do without, under their own supervisor with a
+            # budget per child: one that keeps failing is given up (and reported in
+            # /api/health and `memlite doctor`), never escalating to storage or HTTP.
+            ChildSpec(name="optional", start=self.optional.run, restart=Restart.TEMPORARY,
+                      shutdown=OPTIONAL_GRACE),
             ChildSpec(name="spool", start=self._run_spooler, shutdown=1.0),
             ChildSpec(name="http", start=self._serve_http, restart=Restart.TRANSIENT,
                       shutdown=GRACEFUL_TIMEOUT + 1.0),
@@ -136,7 +150,8 @@ class WorkerTree:
             version=worker_version(), pid=os.getpid(), started_at=trio.current_time(),
             started_at_wall_ms=int(time.time() * 1000),
             storage=self.supervisor.ref("storage"), sessions=self.supervisor.ref("sessions"),
-            bus=self.supervisor.ref("bus"), embedder=self.supervisor.ref("embedder"),
+            bus=self.supervisor.ref("bus"), embedder=self.optional.ref("embedder"),
+            degraded=lambda: dict(self.optional.given_up),
         )
         self.readers = ReaderPool(self.services.db_path)
         governor = Governor(concurrency=settings["OBSERVER_CONCURRENCY"],

@@ -384,5 +384,5 @@ class StorageActor:
             with msg.reply:
                 try:
                     msg.reply.send_nowait(outcome)
-                except (trio.BrokenResourceError, trio.WouldBlock):
-                    pass  # the asker is gone (or already answered): nothing to tell
+                except trio.WouldBlock:
+                    pass  # already answered (a late answer to a gone asker is dropped)
