@@ -18,8 +18,9 @@ Failure
     Before readiness the reason is also written to ``worker.start-error`` for the starter.
 
 Timeouts
-    After the first signal the root has ``SHUTDOWN_GRACE_SECONDS`` to stop cleanly before
-    it is cancelled, so the process exits within 5 s; a second signal cancels at once.
+    After the first signal the root has ``SHUTDOWN_GRACE_SECONDS`` (``ROOT_STOP``, 4.5 s:
+    the sum of its children's graces) to stop cleanly before it is cancelled, so the
+    process exits within ``STOP_BOUND`` (5 s); a second signal cancels at once.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 
 import trio
 
+from memlite.actors.graces import ROOT_STOP
 from memlite.actors.root import run_root
 from memlite.config import Settings, default_data_dir, load_settings
 from memlite.errors import MemliteError, PortInUse
@@ -63,7 +65,8 @@ __all__ = ["SHUTDOWN_GRACE_SECONDS", "configure_logging", "run", "serve"]
 log = logging.getLogger(__name__)
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-SHUTDOWN_GRACE_SECONDS = 4.0
+SHUTDOWN_GRACE_SECONDS = ROOT_STOP
+"""The root's stop budget: the sum of its children's graces (``memlite.actors.graces``)."""
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
 
@@ -118,7 +121,7 @@ async def _stop_on_signal(signals: AsyncIterator[int], shutdown: trio.Event,
             log.warning("%s again: stopping now", name)
             root.cancel(reason=f"second {name}")
         else:
-            log.info("%s: shutting down (at most %.0f s)", name, SHUTDOWN_GRACE_SECONDS)
+            log.info("%s: shutting down (at most %.1f s)", name, SHUTDOWN_GRACE_SECONDS)
             shutdown.set()
             root.deadline = trio.current_time() + SHUTDOWN_GRACE_SECONDS
 

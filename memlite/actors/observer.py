@@ -49,6 +49,7 @@ import attrs
 import trio
 
 from memlite.actors.core import ActorRef
+from memlite.actors.graces import AI_CLOSE_SECONDS
 from memlite.actors.session import SessionActor, SessionEvent, SessionStatistics
 from memlite.actors.storage import (
     SetEventStatus,
@@ -174,6 +175,8 @@ class ObservingSession(SessionActor):
         quota pause sleeps until ``Governor.paused_until`` (cancelled by a stop). An AI
         conversation unused for ``hub.idle_seconds`` is closed by a watcher task. Once
         stopping, AI turns end at ``ai_until`` (``request_stop``); rules from then on.
+        Closing the AI at the end is shielded but bounded: by the stop deadline, or
+        ``AI_CLOSE_SECONDS`` once cancelled (its CLI is SIGKILLed then).
     """
 
     def __init__(self, session_id: str, *, hub: ObserverHub, mailbox_size: int = 128) -> None:
@@ -225,7 +228,12 @@ class ObservingSession(SessionActor):
             self._nursery = None
             self.hub.failing.pop(self.session_id, None)  # the health line is for live ones
             if self.ai is not None:
-                with trio.CancelScope(shield=True):
+                # Shielded, but bounded: by this actor's stop deadline when it has one
+                # (the conversation's close fits its kill into it), else AI_CLOSE_SECONDS
+                # once it was cancelled; with no deadline, the conversation's own bound.
+                deadline = max(trio.current_effective_deadline(),
+                               trio.current_time() + AI_CLOSE_SECONDS)
+                with trio.CancelScope(shield=True, deadline=deadline):
                     await self.ai.aclose()
 
     async def handle(self, message: SessionEvent) -> None:

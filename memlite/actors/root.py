@@ -17,10 +17,13 @@ previous one reported it was up)::
                writer but storage, so its last round sees all)
     bus        event fan-out for SSE                              permanent
     sessions   session supervisor (one actor per Claude session)  permanent
-    reaper     every 60 s: stop idle session actors               permanent
-    pruner     every hour: prune old event payloads, vacuum        permanent
-    embedder   loads the model on a thread; vectors for new observations  permanent
-    idle       no sessions, no requests: set shutdown             transient
+    optional   supervisor of the parts the worker can do without,   temporary
+               each with its own restart budget (3 in 60 s), given
+               up alone past it (``degraded`` in /api/health):
+        reaper     every 60 s: stop idle session actors           permanent
+        pruner     every hour: prune old event payloads, vacuum    permanent
+        embedder   loads the model on a thread; vectors for new observations  permanent
+        idle       no sessions, no requests: set shutdown         transient
     spool      drain the hook spool, set ``ready``, then drain it   permanent
                every few seconds while the worker runs (``spooler.py``)
     http       Hypercorn serving ``create_app(services)``; then asks the spooler for
@@ -29,16 +32,18 @@ previous one reported it was up)::
 Stop order: ``shutdown`` is set (a signal relayed from the worker, or the idle actor).
 At once every session's AI is given ``SHUTDOWN_SUMMARY_WAIT_SECONDS`` (1.5 s) more: a
 summary in progress that is not done by then is replaced by the rules summary.
-Hypercorn stops accepting at once and gives open requests ``graceful_timeout`` (1 s); SSE
-streams end by themselves on ``shutdown``. Then the supervisor stops the children in
+Hypercorn stops accepting at once and gives open requests ``GRACEFUL_TIMEOUT`` (0.5 s);
+SSE streams end by themselves on ``shutdown``. Then the supervisor stops the children in
 reverse: the storage actor last, so every write already accepted is committed, then the
 database is closed. Finally the reader pool is closed. Each child has a grace (its
-``ChildSpec.shutdown``) before it is cancelled; the worker cancels the whole root
-``SHUTDOWN_GRACE_SECONDS`` (4 s) after the signal in any case.
+``ChildSpec.shutdown``) before it is cancelled; the graces add up to ``ROOT_STOP``
+(4.5 s), after which the worker cancels the root in any case: see the table in
+``memlite.actors.graces``.
 
-Failure: children are restarted one-for-one (at most 3 restarts in 5 s, else the
-supervisor escalates and ``run_root`` raises: the worker exits non-zero with the reason
-in its log). A database that cannot be opened therefore fails the start.
+Failure: the root's children (storage, snapshots, bus, sessions, spool, http) are
+restarted one-for-one (at most 3 restarts in 5 s, else the supervisor escalates and
+``run_root`` raises: the worker exits non-zero with the reason in its log). A database
+that cannot be opened therefore fails the start. The optional children never escalate.
 """
 
 from __future__ import annotations
@@ -56,11 +61,23 @@ from hypercorn.trio import serve
 from memlite.actors.bus import EventBus
 from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
 from memlite.actors.embedder import EmbedderActor
+from memlite.actors.graces import (
+    BUS_GRACE,
+    GRACEFUL_TIMEOUT,
+    HTTP_GRACE,
+    OPTIONAL_CHILD_GRACE,
+    OPTIONAL_GRACE,
+    SESSION_STOP_GRACE,
+    SESSIONS_GRACE,
+    SNAPSHOTS_GRACE,
+    SPOOL_GRACE,
+    STORAGE_GRACE,
+)
 from memlite.actors.idle import IdleShutdown
 from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
-from memlite.actors.session import SHUTDOWN_SUMMARY_WAIT_SECONDS, Deliver, SessionSupervisor
+from memlite.actors.session import Deliver, SessionSupervisor
 from memlite.actors.snapshots import Snapshotter
 from memlite.actors.spooler import DrainNow, Spooler
 from memlite.actors.storage import RequeueProcessingEvents, StorageActor
@@ -80,11 +97,6 @@ __all__ = ["GRACEFUL_TIMEOUT", "WorkerTree", "run_root"]
 
 log = logging.getLogger(__name__)
 
-GRACEFUL_TIMEOUT = 1.0
-"""Seconds Hypercorn gives open requests after ``shutdown`` before closing them."""
-CHILD_GRACE = 1.0
-OPTIONAL_GRACE = 4 * CHILD_GRACE
-"""The optional supervisor stops its four children one after the other."""
 OPTIONAL_INTENSITY = 3
 OPTIONAL_PERIOD = 60.0
 """Each optional child may restart 3 times in 60 s; one more and it is given up."""
@@ -121,29 +133,28 @@ class WorkerTree:
         self.port: int = listener.getsockname()[1]
         data_dir = settings.data_dir
         self.optional = Supervisor([
-            ChildSpec(name="reaper", start=self._run_reaper, shutdown=CHILD_GRACE),
-            ChildSpec(name="pruner", start=self._run_pruner, shutdown=CHILD_GRACE),
-            ChildSpec(name="embedder", start=self._run_embedder, shutdown=CHILD_GRACE),
+            ChildSpec(name="reaper", start=self._run_reaper, shutdown=OPTIONAL_CHILD_GRACE),
+            ChildSpec(name="pruner", start=self._run_pruner, shutdown=OPTIONAL_CHILD_GRACE),
+            ChildSpec(name="embedder", start=self._run_embedder, shutdown=OPTIONAL_CHILD_GRACE),
             ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
-                      shutdown=CHILD_GRACE),
+                      shutdown=OPTIONAL_CHILD_GRACE),
         ], name="optional", escalate=False, intensity=OPTIONAL_INTENSITY,
             period=OPTIONAL_PERIOD)
         self.supervisor = Supervisor([
-            ChildSpec(name="storage", start=StorageActor(data_dir).run, shutdown=3.0),
-            ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=3.0),
-            ChildSpec(name="bus", start=self._run_bus, shutdown=1.0),
-            # Summaries in progress get SHUTDOWN_SUMMARY_WAIT_SECONDS (1.5 s) from the
-            # signal, then the rules summary is stored: 1 s for that and the rest.
-            ChildSpec(name="sessions", start=self._run_sessions,
-                      shutdown=SHUTDOWN_SUMMARY_WAIT_SECONDS + 1.0),
+            # Graces: memlite.actors.graces, one table that adds up to the worker's cap.
+            ChildSpec(name="storage", start=StorageActor(data_dir).run,
+                      shutdown=STORAGE_GRACE),
+            ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=SNAPSHOTS_GRACE),
+            ChildSpec(name="bus", start=self._run_bus, shutdown=BUS_GRACE),
+            ChildSpec(name="sessions", start=self._run_sessions, shutdown=SESSIONS_GRACE),
             # The children the worker can do without, under their own supervisor with a
             # budget per child: one that keeps failing is given up (and reported in
             # /api/health and `memlite doctor`), never escalating to storage or HTTP.
             ChildSpec(name="optional", start=self.optional.run, restart=Restart.TEMPORARY,
                       shutdown=OPTIONAL_GRACE),
-            ChildSpec(name="spool", start=self._run_spooler, shutdown=1.0),
+            ChildSpec(name="spool", start=self._run_spooler, shutdown=SPOOL_GRACE),
             ChildSpec(name="http", start=self._serve_http, restart=Restart.TRANSIENT,
-                      shutdown=GRACEFUL_TIMEOUT + 1.0),
+                      shutdown=HTTP_GRACE),
         ], name="root")
         self.services = Services(
             settings=settings, data_dir=data_dir, db_path=db_path(data_dir), token=token,
@@ -189,6 +200,7 @@ class WorkerTree:
         if requeued:
             log.info("requeued %d events left processing by a previous worker", requeued)
         await SessionSupervisor(factory=self.services.observer.factory,
+                                stop_grace=SESSION_STOP_GRACE,
                                 shutdown=self.services.shutdown).run(task_status=task_status)
 
     async def _run_pruner(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:

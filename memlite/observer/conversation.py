@@ -58,6 +58,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+CLOSE_SLACK = 1.5
+"""Past ``close_grace``: draining the SDK's messages and waiting for the killed CLI."""
+CLOSE_MIN = 0.25
+"""Even a caller already cancelled gets this long (kill, then wait for the process)."""
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -218,17 +222,34 @@ class Conversation:
             session_id=self.session_id, num_turns=result.num_turns)
 
     async def aclose(self) -> None:
-        """End the conversation; bounded by ``close_grace``, and no process survives it.
+        """End the conversation; bounded, and no process survives it.
 
-        Shielded: it runs to the end even when the caller is being cancelled.
+        Shielded: it runs to the end even when the caller is being cancelled, but within
+        ``close_grace + CLOSE_SLACK`` seconds, or the caller's deadline when that is
+        sooner (``CLOSE_MIN`` at least) (a stopping worker: ``memlite.actors.graces``); the CLI is SIGKILLed at
+        ``close_grace`` (or at half the caller's time) and again at the end.
         """
         if self._closed:
             return
         self._closed = True
-        with trio.CancelScope(shield=True):
+        now = trio.current_time()
+        budget = max(CLOSE_MIN, min(self.config.close_grace + CLOSE_SLACK,
+                                    trio.current_effective_deadline() - now))
+        kill_at = min(self.config.close_grace, budget / 2)
+        reaped = False
+        try:
+            reaped = await self._close_within(now + budget, kill_at)
+        finally:
+            if not reaped:  # cut by the deadline: whatever is left is SIGKILLed now
+                registry.kill_marked(self.marker)
+            registry.forget(self.config.data_dir, self.marker)
+
+    async def _close_within(self, deadline: float, kill_at: float) -> bool:
+        """Close gracefully, kill at ``kill_at`` s; True once no process is left."""
+        with trio.CancelScope(shield=True, deadline=deadline):
             if self._client is not None:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._kill_after, self.config.close_grace)
+                    nursery.start_soon(self._kill_after, kill_at)
                     try:
                         await self._client.disconnect()
                     except Exception:  # noqa: BLE001 - closing must not fail
@@ -244,9 +265,9 @@ class Conversation:
             # Stragglers (a SIGKILLed process stays visible for a moment): until none is left.
             for _ in range(200):
                 if not registry.kill_marked(self.marker):
-                    break
+                    return True
                 await trio.sleep(0.01)
-            registry.forget(self.config.data_dir, self.marker)
+        return False
 
     async def _kill_after(self, seconds: float) -> None:
         await trio.sleep(seconds)
