@@ -131,7 +131,7 @@ class Conversation:
         real = resolve_cli(cfg.cli_path)
         workdir = cfg.data_dir / "observer" / (_SAFE.sub("_", cfg.session) or "session")
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        wrapper = registry.write_wrapper(cfg.data_dir, real)
+        wrapper = await trio.to_thread.run_sync(registry.write_wrapper, cfg.data_dir, real)
         self._client = ClaudeSDKClient(self._options(wrapper, workdir))
         # Not fail_after: a cancelled connect() runs the SDK's shielded close (5 s grace)
         # before we regain control. Killing the process makes connect() fail at once.
@@ -142,7 +142,7 @@ class Conversation:
             nonlocal timed_out
             await trio.sleep(cfg.connect_timeout)
             timed_out = True
-            registry.kill_marked(self.marker)
+            await _kill_marked(self.marker)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watchdog)
@@ -264,7 +264,7 @@ class Conversation:
                             pass
             # Stragglers (a SIGKILLed process stays visible for a moment): until none is left.
             for _ in range(200):
-                if not registry.kill_marked(self.marker):
+                if not await _kill_marked(self.marker):
                     return True
                 await trio.sleep(0.01)
         return False
@@ -272,7 +272,13 @@ class Conversation:
     async def _kill_after(self, seconds: float) -> None:
         await trio.sleep(seconds)
         log.warning("observer CLI did not exit in %s s after close: killed", seconds)
-        registry.kill_marked(self.marker)
+        await _kill_marked(self.marker)
+
+
+async def _kill_marked(marker: str) -> list[int]:
+    """``registry.kill_marked`` on a thread: finding the processes scans every process of
+    the machine (~8 ms for 120 processes), too long for the Trio thread (issue 17)."""
+    return await trio.to_thread.run_sync(registry.kill_marked, marker)
 
 
 @asynccontextmanager

@@ -7,6 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
 import trio
 
 from memlite.config import load_settings
@@ -16,6 +17,8 @@ from memlite.observer.conversation import ConversationConfig, open_conversation
 from memlite.observer.governor import Governor
 from memlite.observer.prompts import SYSTEM_PROMPT
 from tests.actors.observer_helpers import add_events, db_rows, doorbell, observing
+
+pytestmark = pytest.mark.loop_guard  # issue 17: /proc scans and file writes off the loop
 
 FAKE = Path(__file__).resolve().parent.parent / "observer" / "fake_claude.py"
 REPLY = ("<observation><type>change</type><title>AI saw edit {n}</title>"

@@ -32,6 +32,8 @@ from tests.actors.observer_helpers import (
     observing,
 )
 
+pytestmark = pytest.mark.loop_guard  # issue 17: fail when the event loop is blocked
+
 QUOTA = QuotaPaused("You've hit your usage limit", kind="quota")
 
 
