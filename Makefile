@@ -1,20 +1,24 @@
 # The two commands of the README, each doing its own set-up when it is missing.
 #   make demo   runs memlite's main job on a throwaway data directory
 #   make test   installs what the tests need and runs the whole suite
+#   make constraints   re-resolves constraints.txt after a dependency change in pyproject.toml
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.memlite-installed
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test bench venv clean constraints
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The test venv installs exactly what constraints.txt pins (the versions the plugin's
+# bootstrap installs too), with claude-agent-sdk from its wheel: the real-CLI e2e tests
+# run the Claude Code CLI bundled in it. The plugin venv takes the sdist (no bundled CLI).
+$(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memlite needs Python 3.11 or newer: set PYTHON=/path/to/python3.11")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -28,11 +32,16 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_worker.py --write
 	$(BIN)/python bench/bench_http.py --write
 	$(BIN)/python bench/bench_hooks.py --write
+	$(BIN)/python bench/bench_cold_start.py --write
 	$(BIN)/python bench/bench_mcp.py --write
 	$(BIN)/python bench/bench_search.py --write
 	$(BIN)/python -m bench.eval.run --write
 	$(BIN)/python bench/bench_fuzz.py --write
 	$(BIN)/python bench/bench_summary.py --write
+
+constraints:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python tools/constraints.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

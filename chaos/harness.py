@@ -23,6 +23,7 @@ from typing import Any
 import apsw
 import attrs
 from ports import free_port
+from procroot import PROC  # noqa: E402
 
 from memlite.lifecycle import pid_alive, read_pidfile
 from memlite.storage.db import db_path
@@ -63,7 +64,7 @@ def _read(path: str) -> bytes:
 
 
 def _state(pid: int) -> str:
-    stat = _read(f"/proc/{pid}/stat")
+    stat = _read(f"{PROC}/{pid}/stat")
     return stat[stat.rindex(b")") + 2:].split()[0].decode() if stat else ""
 
 
@@ -193,11 +194,11 @@ class Chaos:
         except this test process itself."""
         marker = f"MEMLITE_DATA_DIR={self.data_dir}".encode()
         found = set()
-        for entry in os.listdir("/proc"):
+        for entry in os.listdir(PROC):
             if not entry.isdigit() or int(entry) == os.getpid():
                 continue
             pid = int(entry)
-            if marker in _read(f"/proc/{pid}/environ").split(b"\0") and \
+            if marker in _read(f"{PROC}/{pid}/environ").split(b"\0") and \
                     _state(pid) not in ("", "Z", "X"):
                 found.add(pid)
         return found
@@ -207,7 +208,7 @@ class Chaos:
         wanted = os.path.realpath(self.data_dir)
         found = set()
         for pid in self.processes():
-            args = _read(f"/proc/{pid}/cmdline").decode("utf-8", "replace").split("\0")
+            args = _read(f"{PROC}/{pid}/cmdline").decode("utf-8", "replace").split("\0")
             if "worker" in args and "run" in args and wanted in args:
                 found.add(pid)
         return found

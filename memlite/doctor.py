@@ -174,6 +174,11 @@ def run_doctor(*, deadline: float = 20.0, print_: Callable[[str], None] = print)
         say("FAIL", f"settings: {exc}")
         return 1
     say("ok", f"data directory {settings.data_dir}")
+    plugin_data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    if plugin_data:  # inside Claude Code: the plugin venv's build (issue 16)
+        from memlite.hooks.bootstrap import describe
+
+        say(*describe(plugin_data))
     cli = cli_available()
     backend = choose_backend(settings["OBSERVER"], cli)
     level = "ok" if backend == "claude" or settings["OBSERVER"] == "rules" else "warn"

@@ -26,8 +26,16 @@ Files in the data directory
 Removing the lock or the pid file is a compare-and-delete done under ``flock`` on the
 data directory, so a process never deletes a file another process has just (re)created.
 
-A process is "our worker" only if ``/proc/<pid>/cmdline`` reads ``memlite … worker run``
-with our ``--data-dir``; nothing else is ever signalled.
+``worker.alive``
+    Held with ``flock`` by the running worker for its whole life (its pid inside). The
+    kernel releases it when the worker dies, even by ``kill -9``, so "held, and naming
+    pid" proves pid is our worker on every platform, with or without ``/proc``
+    (``procs.py``). A second worker of the same data directory cannot take it and exits
+    ``EXIT_ALREADY_RUNNING``.
+
+A process is "our worker" only if it holds ``worker.alive``, or (a worker without the lock)
+its command line reads ``memlite … worker run`` with our ``--data-dir``; nothing else is
+ever signalled.
 
 Exit statuses of ``memlite worker run``: ``EXIT_OK`` 0 (clean stop), ``EXIT_CRASHED`` 1,
 ``EXIT_CONFIG`` 2 (a ``MemliteError`` such as a bad setting), ``EXIT_PORT_IN_USE`` 3,
@@ -47,17 +55,17 @@ import logging
 import os
 import re
 import socket
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memlite import __version__
+from memlite import __version__, procs
 from memlite.errors import PortInUse, WorkerError
 
 __all__ = [
+    "ALIVE_FILE",
     "EXIT_ALREADY_RUNNING",
     "EXIT_CONFIG",
     "EXIT_CRASHED",
@@ -71,9 +79,11 @@ __all__ = [
     "START_ERROR_FILE",
     "VERSION_OVERRIDE_ENV",
     "WorkerInfo",
+    "alive_lock_pid",
     "clear_stale_pidfile",
     "find_worker",
     "hand_lock_to",
+    "hold_alive_lock",
     "is_our_worker",
     "lock_holder",
     "pid_alive",
@@ -91,6 +101,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PID_FILE = "worker.pid"
+ALIVE_FILE = "worker.alive"
 LOCK_FILE = "worker.spawn.lock"
 START_ERROR_FILE = "worker.start-error"
 LOG_FILE = "worker.log"
@@ -184,47 +195,43 @@ def _int(value: object) -> int | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """True if ``pid`` is a live process (a zombie counts as dead)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, owned by someone else
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    return stat[stat.rindex(b")") + 2 :][:1] != b"Z"
+    """True if ``pid`` is a live process (a zombie counts as dead where that can be seen)."""
+    return procs.pid_alive(pid)
 
 
 def _cmdline(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        if os.path.isdir("/proc"):
-            return None
-        # No /proc (macOS): ask ps; arguments come back joined by spaces.
-        out = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True,
-                             text=True, check=False).stdout
-        return out.split() or None
-    except OSError:
+    return procs.cmdline(pid)
+
+
+def hold_alive_lock(data_dir: Path) -> int | None:
+    """Take ``worker.alive`` for this process's lifetime; None if another worker holds it.
+
+    The returned descriptor must stay open (closing it, or dying, releases the lock).
+    """
+    return procs.hold_lock(Path(data_dir) / ALIVE_FILE, content=f"{os.getpid()}\n")
+
+
+def alive_lock_pid(data_dir: Path) -> int | None:
+    """The pid of the worker holding ``worker.alive``, or None if no live worker holds it."""
+    path = Path(data_dir) / ALIVE_FILE
+    if not procs.lock_held(path):
         return None
-    return [arg.decode("utf-8", "surrogateescape") for arg in raw.split(b"\0") if arg]
+    text = procs.read_small(path).strip()
+    return int(text) if text.isdigit() else None
 
 
 def is_our_worker(pid: int, data_dir: Path) -> bool:
-    """True if ``pid`` is alive and runs ``memlite … worker run`` for ``data_dir``.
+    """True if ``pid`` is alive and is the memlite worker of ``data_dir``.
 
-    A worker started without ``--data-dir`` (by hand, in a terminal) cannot be told
-    apart by its command line and is accepted.
+    First by the liveness lock (``worker.alive`` held, naming ``pid``): that works with no
+    ``/proc`` and no ``ps``. Then, for a worker without the lock (an older version), by its
+    command line, ``memlite … worker run`` with our ``--data-dir``; a worker started
+    without ``--data-dir`` (by hand, in a terminal) cannot be told apart and is accepted.
     """
+    if pid <= 0:
+        return False
+    if alive_lock_pid(data_dir) == pid:  # held: alive, without asking ps (hook latency)
+        return True
     if not pid_alive(pid):
         return False
     args = _cmdline(pid)

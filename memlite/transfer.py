@@ -35,6 +35,7 @@ format, which then go through the same validated, idempotent import.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +48,8 @@ from memlite.claudemem_projects import ProjectMap
 from memlite.errors import InputError
 from memlite.storage.records import NewObservation
 from memlite.storage.writes import observation_content_hash
+
+log = logging.getLogger(__name__)
 
 __all__ = ["FORMAT", "PLURAL", "VERSION", "ImportReport", "export", "import_lines", "import_path"]
 
@@ -333,6 +336,7 @@ def import_path(data_dir: Path, path: Path, *,
     ``projects`` maps claude-mem project names to paths (``--project NAME=PATH``); it is
     only read for a claude-mem database (see ``memlite.claudemem_projects``).
     """
+    from memlite.actors.snapshots import high_marks
     from memlite.lifecycle import find_worker
     from memlite.storage import connect
 
@@ -347,9 +351,11 @@ def import_path(data_dir: Path, path: Path, *,
 
         conn = connect(data_dir)
         try:
+            before = high_marks(conn)
             conversion = claudemem.convert(path, projects=projects,
                                            known=known_repositories(conn))
             report = import_lines(conn, conversion.lines)
+            _refresh_snapshots(conn, data_dir, before)
         finally:
             conn.close()
         report.projects = conversion.projects
@@ -360,10 +366,26 @@ def import_path(data_dir: Path, path: Path, *,
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     conn = connect(data_dir)
     try:
+        before = high_marks(conn)
         with handle:
             try:
-                return import_lines(conn, handle)
+                report = import_lines(conn, handle)
             except UnicodeDecodeError as exc:
                 raise InputError(f"{path} is not UTF-8 text ({exc.reason})") from None
+        _refresh_snapshots(conn, data_dir, before)
+        return report
     finally:
         conn.close()
+
+
+def _refresh_snapshots(conn: apsw.Connection, data_dir: Path,
+                       before: tuple[int, int, int]) -> None:
+    """The imported projects' context snapshots, so that a SessionStart with the worker
+    still down (an import needs it stopped) already prints the imported memory."""
+    from memlite.actors.snapshots import refresh_after
+    from memlite.config import load_settings
+
+    try:
+        refresh_after(conn, data_dir, load_settings(Path(data_dir)), before)
+    except Exception:  # noqa: BLE001 - the import stands; the next worker rewrites them
+        log.warning("import: context snapshots not refreshed", exc_info=True)

@@ -52,7 +52,9 @@ from memlite.lifecycle import (
     HOST,
     LOG_FILE,
     WorkerInfo,
+    alive_lock_pid,
     find_worker,
+    hold_alive_lock,
     release_lock_held_by,
     remove_pidfile,
     worker_version,
@@ -199,6 +201,7 @@ def run(data_dir: Path | None = None) -> int:
     handler = configure_logging(data_dir)
     pid, version = os.getpid(), worker_version()
     ready: list[int] = []
+    alive: int | None = None
 
     def on_ready(port: int) -> None:
         _announce(data_dir, version, port)
@@ -208,10 +211,13 @@ def run(data_dir: Path | None = None) -> int:
              pid, version, settings.worker_port, data_dir)
     try:
         other = find_worker(data_dir)
-        if other is not None and other.pid != pid:
+        alive = hold_alive_lock(data_dir) if other is None or other.pid == pid else None
+        if alive is None:
+            holder = other.pid if other is not None else alive_lock_pid(data_dir)
             return _fail(data_dir, EXIT_ALREADY_RUNNING, "WorkerError",
-                         f"a worker of {data_dir} is already running (pid {other.pid}, "
-                         f"port {other.port}); use `memlite worker stop` first")
+                         f"a worker of {data_dir} is already running (pid {holder}"
+                         + (f", port {other.port}" if other is not None else "")
+                         + "); use `memlite worker stop` first")
         trio.run(partial(serve, settings, on_ready=on_ready))
     except PortInUse as exc:
         log.error("%s", exc)
@@ -226,6 +232,8 @@ def run(data_dir: Path | None = None) -> int:
     finally:
         remove_pidfile(data_dir, pid=pid)
         release_lock_held_by(data_dir, pid)
+        if alive is not None:
+            os.close(alive)  # last: until now, a starter sees this worker as ours
         log.info("exited")
         logging.getLogger().removeHandler(handler)
         logging.captureWarnings(False)

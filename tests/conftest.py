@@ -25,12 +25,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"sqlite (apsw): {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}"]
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory):
+    """One cache of prepared embedding models for the whole run (MiniLM's int8 copy is
+    made once, ~10 s, not once per test)."""
+    return tmp_path_factory.mktemp("memlite-models")
+
+
 @pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
+def data_dir(tmp_path, monkeypatch, model_cache):
     """A fresh, private data directory for each test (``MEMLITE_DATA_DIR``)."""
     for key in list(os.environ):
         if key.startswith("MEMLITE_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("MEMLITE_MODEL_CACHE", str(model_cache))
     path = tmp_path / "memlite-data"
     monkeypatch.setenv("MEMLITE_DATA_DIR", str(path))
     # Tests never reach the network: a worker started by a test observes with the rules

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import os
 
+from procroot import PROC  # noqa: E402
+
 __all__ = ["descendant_pids"]
 
 
 def descendant_pids(root: int) -> set[int]:
     """Every live process whose parent chain leads to ``root`` (read from /proc)."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(PROC):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
+            with open(f"{PROC}/{entry}/stat", "rb") as f:
                 stat = f.read()
         except OSError:
             continue

@@ -23,7 +23,7 @@ def test_search_benchmark_runs_small(tmp_path):
     assert "## Search (issue 6)" in out
     for mode in ("fts", "semantic", "hybrid"):
         assert f"| `2k-20p` | 2,000 | 20 | wordllama | one project | {mode} |" in out, out
-    assert "minilm-l6-v2-int8" in out and "wordllama-l2supercat-256" in out
+    assert "minilm-l6-v2-dynint8" in out and "wordllama-l2supercat-256" in out
 
 
 def test_cold_start_benchmark_runs_small():

@@ -88,3 +88,28 @@ def test_doctor_names_quarantined_events_and_a_shared_data_dir(data_dir):
                  "newest (Stop): InputError: field 'session_id' must be a string"),
         ("warn", "spool: events wait to be drained (the worker drains them every few "
                  "seconds; see worker.log if they stay)")]
+
+
+def test_doctor_says_why_the_plugin_venv_is_not_there(data_dir, tmp_path):
+    """Issue 16: a failed first-run build is reported with its reason, not silently stuck."""
+    import json
+    import time
+
+    plugin_data = tmp_path / "plugin-data"
+    plugin_data.mkdir()
+    (plugin_data / "venv-status.json").write_text(json.dumps({
+        "state": "failed", "attempt": 2, "error": "pip: no matching distribution for apsw",
+        "time": time.time(), "retry_at": time.time() + 240}))
+    env = {**os.environ, "MEMLITE_WORKER_PORT": str(_free_port()), "MEMLITE_OBSERVER": "rules",
+           "CLAUDE_PLUGIN_DATA": str(plugin_data)}
+    done = subprocess.run([sys.executable, "-m", "memlite", "doctor", "--deadline", "20"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    pid = re.search(r"worker pid (\d+)", done.stdout)
+    try:
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert re.search(r"FAIL  plugin Python environment: attempt 2 failed: pip: no matching "
+                         r"distribution for apsw \(retry in [34] min; log: ", done.stdout)
+    finally:
+        subprocess.run([sys.executable, "-m", "memlite", "worker", "stop"], env=env,
+                       capture_output=True, timeout=30)
+    assert pid is None or not pid_alive(int(pid.group(1)))

@@ -26,6 +26,7 @@ from pathlib import Path
 import apsw
 import pytest
 from ports import free_port
+from procroot import PROC  # noqa: E402
 
 from memlite.lifecycle import pid_alive
 from memlite.spawn import start_worker, worker_env
@@ -72,11 +73,11 @@ def observer_processes(data_dir: Path) -> dict[int, str]:
     ours = f"MEMLITE_DATA_DIR={data_dir}".encode()
     registry = f"MEMLITE_OBSERVER_REGISTRY={data_dir / 'observers'}".encode()
     found = {}
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(PROC):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
-        environ = _read(f"/proc/{entry}/environ").split(b"\0")
-        cmdline = _read(f"/proc/{entry}/cmdline").replace(b"\0", b" ")
+        environ = _read(f"{PROC}/{entry}/environ").split(b"\0")
+        cmdline = _read(f"{PROC}/{entry}/cmdline").replace(b"\0", b" ")
         marked = any(v.startswith(b"MEMLITE_OBSERVER_ID=") for v in environ)
         runs_cli = str(FAKE).encode() in cmdline or b"observer/launcher.py" in cmdline
         if (marked or runs_cli) and (ours in environ or registry in environ):

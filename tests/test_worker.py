@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import trio
 from ports import free_port
+from procroot import PROC  # noqa: E402
 
 from memlite import __version__, worker
 from memlite.config import load_settings
@@ -46,11 +47,11 @@ def worker_pids(data_dir: Path) -> set[int]:
     """Live processes whose command line is a worker of ``data_dir``."""
     wanted = os.path.realpath(data_dir)
     found = set()
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(PROC):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+            with open(f"{PROC}/{entry}/cmdline", "rb") as f:
                 args = [a.decode() for a in f.read().split(b"\0")]
         except OSError:
             continue

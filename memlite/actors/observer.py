@@ -165,7 +165,9 @@ class ObservingSession(SessionActor):
     Lifecycle:
         The AI backend (a conversation) is made on first need and closed when the actor
         ends. The first doorbell first requeues this session's ``processing`` events (left
-        by an actor that died), so they go to a fresh conversation.
+        by an actor that died or was cut off mid-turn; the supervisor never runs two actors
+        of one session, so none is another live actor's), so they go to a fresh
+        conversation. A Stop is ``processing`` until its summary is stored with it.
     Failure:
         Observer failures never end the actor (see the module docstring); storage errors
         do, and the session's next event starts a fresh actor: nothing is lost, the events
@@ -174,9 +176,10 @@ class ObservingSession(SessionActor):
         Each AI turn has the backend's deadline; each storage ask ``hub.ask_timeout``; a
         quota pause sleeps until ``Governor.paused_until`` (cancelled by a stop). An AI
         conversation unused for ``hub.idle_seconds`` is closed by a watcher task. Once
-        stopping, AI turns end at ``ai_until`` (``request_stop``); rules from then on.
-        Closing the AI at the end is shielded but bounded: by the stop deadline, or
-        ``AI_CLOSE_SECONDS`` once cancelled (its CLI is SIGKILLed then).
+        stopping, AI turns end at ``observe_until`` / ``ai_until`` (summaries), set by
+        ``request_stop``; rules from then on. Closing the AI at the end is shielded but
+        bounded: by the stop deadline, or ``AI_CLOSE_SECONDS`` once cancelled (its CLI is
+        SIGKILLed then).
     """
 
     def __init__(self, session_id: str, *, hub: ObserverHub, mailbox_size: int = 128) -> None:
@@ -192,23 +195,27 @@ class ObservingSession(SessionActor):
         self._requeued = False
         self._sdk_session_id: str | None = None
         self._provisioned: set[int] = set()  # events given a rules observation in a pause
-        self._ai_scopes: set[trio.CancelScope] = set()  # AI turns in progress
+        self._ai_scopes: dict[trio.CancelScope, bool] = {}  # AI turns: scope -> summary?
 
-    def request_stop(self, summary_wait: float) -> None:
-        """Cut the AI turn in progress (and any later one) at now + ``summary_wait``."""
-        super().request_stop(summary_wait)
-        for scope in self._ai_scopes:
-            scope.deadline = min(scope.deadline, self.ai_until)
+    def request_stop(self, summary_wait: float, *, observe_wait: float | None = None) -> None:
+        """Cut the AI turn in progress (and any later one) when its kind's wait is over."""
+        super().request_stop(summary_wait, observe_wait=observe_wait)
+        for scope, summary in self._ai_scopes.items():
+            scope.deadline = min(scope.deadline, self._until(summary))
 
     @contextlib.contextmanager
-    def _bounded(self) -> Iterator[trio.CancelScope]:
-        """A cancel scope around one AI turn: a stop cuts it at ``ai_until``."""
-        with trio.CancelScope(deadline=self.ai_until) as scope:
-            self._ai_scopes.add(scope)
+    def _bounded(self, *, summary: bool = False) -> Iterator[trio.CancelScope]:
+        """A cancel scope around one AI turn, which a stop cuts (see ``_until``)."""
+        with trio.CancelScope(deadline=self._until(summary)) as scope:
+            self._ai_scopes[scope] = summary
             try:
                 yield scope
             finally:
-                self._ai_scopes.discard(scope)
+                del self._ai_scopes[scope]
+
+    def _until(self, summary: bool) -> float:
+        """When a stopping actor's AI turns of this kind end (inf while not stopping)."""
+        return self.ai_until if summary else self.observe_until
 
     def statistics(self) -> SessionStatistics:
         stats = super().statistics()
@@ -271,12 +278,12 @@ class ObservingSession(SessionActor):
 
     def _cut_off(self) -> bool:
         """Stopping, past the summary wait, though the AI would otherwise observe."""
-        return (trio.current_time() >= self.ai_until and self.hub.make_ai is not None
+        return (trio.current_time() >= self.observe_until and self.hub.make_ai is not None
                 and not self.no_ai and self.hub.governor.budget_left())
 
-    def _use_ai(self) -> bool:
+    def _use_ai(self, *, summary: bool = False) -> bool:
         if (self.hub.make_ai is None or self.no_ai or not self.hub.governor.budget_left()
-                or trio.current_time() >= self.ai_until):
+                or trio.current_time() >= self._until(summary)):
             self.backend_name = "rules"
             return False
         self.backend_name = "claude"
@@ -367,7 +374,7 @@ class ObservingSession(SessionActor):
         await self._provisional(rest, project)
         governor = self.hub.governor
         while (left := governor.paused_for()) > 0:
-            if (stopping := self.ai_until - trio.current_time()) <= 0:
+            if (stopping := self.observe_until - trio.current_time()) <= 0:
                 return  # the session ended: rules from now on (``_use_ai`` says no)
             with trio.move_on_after(min(left, PAUSE_POLL_SECONDS, stopping)):
                 await governor.wait_resumed()
@@ -446,12 +453,12 @@ class ObservingSession(SessionActor):
     async def _ai_summary(self, events: Sequence[Event], prompts: list[str],
                           project: str) -> NewSummary | None:
         """The AI's summary, or None (no AI, paused, failed, or cut by a stop)."""
-        if not self._use_ai() or self.hub.governor.paused_for() > 0:
+        if not self._use_ai(summary=True) or self.hub.governor.paused_for() > 0:
             return None
         assert self.ai is not None
         summary = None
         try:
-            with self._bounded() as turn:
+            with self._bounded(summary=True) as turn:
                 summary = await self.ai.summarize(events, prompts, project=project,
                                                   session_id=self.session_id)
             if turn.cancelled_caught:

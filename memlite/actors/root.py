@@ -88,7 +88,7 @@ from memlite.ingest import publish
 from memlite.lifecycle import HOST, worker_version
 from memlite.observer.backend import choose_backend, claude_factory
 from memlite.observer.governor import Governor
-from memlite.observer.registry import reap_stale_observers
+from memlite.observer.registry import reap_with_retry
 from memlite.services import Services
 from memlite.storage.db import db_path
 from memlite.storage.pool import ReaderPool
@@ -191,8 +191,9 @@ class WorkerTree:
 
     async def _run_sessions(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
         # Durable replay: observer processes of a dead worker are killed, and events it
-        # left ``processing`` go back to pending, for fresh conversations.
-        killed = await trio.to_thread.run_sync(reap_stale_observers, self.services.data_dir)
+        # left ``processing`` go back to pending, for fresh conversations. Reaping never
+        # raises (an error is logged and retried): it must not crash-loop this child.
+        killed = await trio.to_thread.run_sync(reap_with_retry, self.services.data_dir)
         if killed:
             log.warning("killed %d observer processes left by a previous worker", len(killed))
         requeued = await self.services.storage.ask(

@@ -20,7 +20,9 @@ stopping actor is gone, then the session's next actor starts and reads its pendi
 Stopping waits for a summary in progress, within a bound: a stopping actor may use the AI
 for ``summary_wait`` more seconds (``SUMMARY_WAIT_SECONDS``, 20 s, on ``EndSession`` and
 idle reaping; ``SHUTDOWN_SUMMARY_WAIT_SECONDS``, 1.5 s, when the worker stops); past it
-the observing actor stores the rules summary instead (milliseconds), then ends.
+the observing actor stores the rules summary instead (milliseconds), then ends. When the
+worker stops, AI observation turns are cut at once (their events stay pending for the
+next start): only a summary is worth delaying the exit for.
 """
 
 from __future__ import annotations
@@ -33,7 +35,20 @@ from typing import assert_never
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox, Reply
+from memlite.actors.core import ActorRef, Mailbox
+from memlite.actors.session_messages import (
+    CountSessions,
+    Deliver,
+    EndSession,
+    Inbox,
+    ListSessions,
+    ReapIdle,
+    SessionCount,
+    SessionEvent,
+    SessionInfo,
+    SessionStatistics,
+    SupervisorStatistics,
+)
 from memlite.errors import ActorDied, ActorError, MailboxFull
 
 __all__ = [
@@ -60,113 +75,11 @@ SUMMARY_WAIT_SECONDS = 20.0
 """After ``EndSession`` (or idle reaping), seconds a session actor may still spend on an AI
 summary (or AI observations before it); past them it stores the rules summary."""
 SHUTDOWN_SUMMARY_WAIT_SECONDS = 1.5
-"""The same when the worker stops: it must exit within ``SHUTDOWN_GRACE_SECONDS`` (4 s)."""
-
-
-# --- the supervisor's messages ------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class Deliver:
-    """A stored event of ``session_id``: route it to its session actor, creating it."""
-
-    session_id: str
-    event_id: int | None
-    event_name: str
-    tool_name: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class EndSession:
-    """The session ended (SessionEnd): stop its actor once it has finished its mailbox."""
-
-    session_id: str
-    reason: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class ListSessions:
-    """Answer: ``list[SessionInfo]`` of the running session actors, oldest first."""
-
-    reply: Reply[list[SessionInfo]]
-
-
-@attrs.frozen(kw_only=True)
-class ReapIdle:
-    """Stop the actors idle for ``max_idle_seconds`` or more. Answer: their session ids."""
-
-    max_idle_seconds: float
-    reply: Reply[list[str]]
-
-
-@attrs.frozen(kw_only=True)
-class CountSessions:
-    """Answer: ``SessionCount`` (for idle shutdown)."""
-
-    reply: Reply[SessionCount]
-
-
-Inbox = Deliver | EndSession | ListSessions | ReapIdle | CountSessions
-
-
-@attrs.frozen(kw_only=True)
-class SessionInfo:
-    """One session actor, as ``/api/debug/sessions`` shows it (times in seconds)."""
-
-    session_id: str
-    idle_seconds: float
-    uptime_seconds: float
-    mailbox_depth: int
-    events_seen: int
-    observer_pid: int | None = None
-    backend: str | None = None
-    tokens_used: int = 0
-    observer_failures: int = 0
-
-
-@attrs.frozen(kw_only=True)
-class SessionCount:
-    """How many session actors exist.
-
-    Attributes:
-        active: running and accepting events.
-        ending: stopping, finishing their mailbox.
-        empty_since: ``trio.current_time()`` when the last one went away (or the
-            supervisor started); None while there is any.
-    """
-
-    active: int
-    ending: int
-    empty_since: float | None
+"""The same when the worker stops, counted from its signal (it must exit within
+``SHUTDOWN_GRACE_SECONDS``, 4 s); AI observation turns are cut at once then."""
 
 
 # --- the session actor --------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class SessionEvent:
-    """The session actor's one message: an event of its session was stored."""
-
-    event_id: int | None
-    event_name: str
-    tool_name: str | None = None
-    delivered_at: float
-
-
-@attrs.frozen(kw_only=True)
-class SessionStatistics:
-    """A snapshot of one session actor (``trio.current_time()`` values)."""
-
-    session_id: str
-    started_at: float
-    last_active_at: float
-    events_seen: int
-    mailbox_depth: int
-    busy: bool
-    observer_pid: int | None
-    backend: str | None = None
-    tokens_used: int = 0
-    observer_failures: int = 0
 
 
 class SessionActor:
@@ -193,7 +106,8 @@ class SessionActor:
         self.mailbox_size = mailbox_size
         self.events_seen = 0
         self.observer_pid: int | None = None
-        self.ai_until = math.inf  # trio time after which a stopping actor uses no AI
+        self.ai_until = math.inf  # trio time after which a stopping actor asks no summary
+        self.observe_until = math.inf  # ... and no observation of the AI
         self._started_at = self._last_active_at = 0.0
         self._busy = False
         self._mailbox: Mailbox | None = None
@@ -221,10 +135,14 @@ class SessionActor:
                     self._busy = False
                     self._last_active_at = trio.current_time()
 
-    def request_stop(self, summary_wait: float) -> None:
-        """The supervisor is stopping this actor (its mailbox is sealed): it may still use
-        the AI for ``summary_wait`` seconds (a summary in progress), then rules only."""
-        self.ai_until = min(self.ai_until, trio.current_time() + summary_wait)
+    def request_stop(self, summary_wait: float, *, observe_wait: float | None = None) -> None:
+        """The supervisor is stopping this actor: it may still use the AI for
+        ``summary_wait`` seconds for a summary and ``observe_wait`` (default the same) for
+        observations; then rules only."""
+        now = trio.current_time()
+        self.ai_until = min(self.ai_until, now + summary_wait)
+        wait = summary_wait if observe_wait is None else observe_wait
+        self.observe_until = min(self.observe_until, now + wait)
 
     async def handle(self, message: SessionEvent) -> None:
         """Handle one message; the observer will feed its conversation from here."""
@@ -255,20 +173,6 @@ class _Reported:
     def started(self, value: ActorRef | None = None) -> None:
         self.called = True
         self.inner.started(value)
-
-
-@attrs.frozen(kw_only=True)
-class SupervisorStatistics:
-    """Session actors now (active, ending) and since start (started, crashed), doorbells
-    that could not be rung (undelivered), and doorbells held until the session's stopping
-    actor was gone (deferred)."""
-
-    active: int
-    ending: int
-    started: int
-    crashed: int
-    undelivered: int
-    deferred: int = 0
 
 
 class SessionSupervisor:
@@ -351,7 +255,7 @@ class SessionSupervisor:
                 self._held.clear()
                 for session_id in list(self._live):
                     self._stop(session_id, "the worker is stopping",
-                               summary_wait=self.shutdown_summary_wait)
+                               summary_wait=self.shutdown_summary_wait, observe_wait=0.0)
                 self._watcher.cancel()
 
     async def _cut_ai_at_shutdown(self, shutdown: trio.Event) -> None:
@@ -362,7 +266,7 @@ class SessionSupervisor:
             log.info("the worker is stopping: AI summaries end within %.1f s",
                      self.shutdown_summary_wait)
             for entry in [*self._live.values(), *self._ending]:
-                entry.actor.request_stop(self.shutdown_summary_wait)
+                entry.actor.request_stop(self.shutdown_summary_wait, observe_wait=0.0)
 
     async def _handle(self, message: Inbox) -> None:
         match message:
@@ -416,7 +320,7 @@ class SessionSupervisor:
         assert self._nursery is not None
         entry = _Entry(actor=self.factory(session_id))
         if self._shutdown is not None and self._shutdown.is_set():
-            entry.actor.request_stop(self.shutdown_summary_wait)  # the worker is stopping
+            entry.actor.request_stop(self.shutdown_summary_wait, observe_wait=0.0)
         self._live[session_id] = entry
         self._empty_since = None
         entry.ref = await self._nursery.start(self._run_session, session_id, entry,
@@ -473,7 +377,8 @@ class SessionSupervisor:
             log.info("session %s: held event not rung again (%s); it stays pending",
                      session_id, type(exc).__name__)
 
-    def _stop(self, session_id: str, reason: str, *, summary_wait: float) -> bool:
+    def _stop(self, session_id: str, reason: str, *, summary_wait: float,
+              observe_wait: float | None = None) -> bool:
         entry = self._live.pop(session_id, None)
         if entry is None:
             return False
@@ -482,7 +387,7 @@ class SessionSupervisor:
         self._ending.add(entry)
         if entry.ref is not None:
             entry.ref._seal()  # it finishes what is queued, then its loop ends
-        entry.actor.request_stop(summary_wait)
+        entry.actor.request_stop(summary_wait, observe_wait=observe_wait)
         if entry.scope is not None:
             entry.scope.deadline = min(
                 entry.scope.deadline, trio.current_time() + summary_wait + self.stop_grace)

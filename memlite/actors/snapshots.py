@@ -34,7 +34,8 @@ from memlite.actors.core import ActorRef, Mailbox, Reply
 from memlite.errors import ActorError
 from memlite.hooks import snapshot
 
-__all__ = ["DEBOUNCE_SECONDS", "Refresh", "SWEEP_SECONDS", "Snapshotter", "changed_projects"]
+__all__ = ["DEBOUNCE_SECONDS", "Refresh", "SWEEP_SECONDS", "Snapshotter", "changed_projects",
+           "high_marks", "refresh_after", "write_project"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,8 @@ class Refresh:
 Inbox = Refresh
 
 
-def _marks(conn: Any) -> tuple[int, int, int]:
+def high_marks(conn: Any) -> tuple[int, int, int]:
+    """The high-water rowids of events, observations and summaries."""
     row = conn.execute("SELECT (SELECT coalesce(max(id), 0) FROM events), "
                        "(SELECT coalesce(max(id), 0) FROM observations), "
                        "(SELECT coalesce(max(id), 0) FROM summaries)").fetchall()[0]
@@ -66,7 +68,7 @@ def _marks(conn: Any) -> tuple[int, int, int]:
 def changed_projects(conn: Any, marks: tuple[int, int, int]
                      ) -> tuple[list[str], tuple[int, int, int]]:
     """Projects with an event, observation or summary above ``marks``; and the new marks."""
-    new = _marks(conn)
+    new = high_marks(conn)
     rows = conn.execute(
         "SELECT DISTINCT s.project FROM events AS e JOIN sessions AS s ON s.id = e.session_id "
         "WHERE e.id > ? AND s.project IS NOT NULL "
@@ -241,14 +243,29 @@ class Snapshotter:
         return done
 
     async def _write(self, root: str) -> None:
-        from memlite.context import snapshot_parts
+        if await self.read(write_project, self.data_dir, root, self.settings()):
+            self.written += 1
 
-        parts = await self.read(snapshot_parts, root, self.settings())
-        if not parts.block.text:
-            await trio.to_thread.run_sync(snapshot.remove, self.data_dir, root)
-            return
-        await trio.to_thread.run_sync(
-            lambda: snapshot.write(self.data_dir, root, text=parts.block.text,
-                                   items=parts.items, budget=parts.block.budget,
-                                   raw_cap=parts.raw_cap, warning=parts.warning))
-        self.written += 1
+
+def write_project(conn: Any, data_dir: Path, root: str, settings: Any) -> bool:
+    """Build project ``root``'s block on ``conn`` and write its snapshot (or remove it when
+    the project has no memory left); True when one was written. Sync: the actor runs it on
+    a reader connection's thread, ``memlite import`` after an import (no worker runs then,
+    and the next worker-down SessionStart must already see the imported memory)."""
+    from memlite.context import snapshot_parts
+
+    parts = snapshot_parts(conn, root, settings)
+    if not parts.block.text:
+        snapshot.remove(data_dir, root)
+        return False
+    snapshot.write(data_dir, root, text=parts.block.text, items=parts.items,
+                   budget=parts.block.budget, raw_cap=parts.raw_cap, warning=parts.warning)
+    return True
+
+
+def refresh_after(conn: Any, data_dir: Path, settings: Any,
+                  marks: tuple[int, int, int]) -> list[str]:
+    """Write the snapshot of every project with rows above ``marks`` (see ``high_marks``): the
+    projects an offline write (an import) touched. Returns them."""
+    projects, _ = changed_projects(conn, marks)
+    return [root for root in projects if write_project(conn, data_dir, root, settings)]

@@ -274,6 +274,18 @@ def _fallback(directory: str, payload: dict[str, object], budget: int | None,
                                               "additionalContext": context}})
 
 
+def _with_notice(out: str | None, notice: str | None) -> str | None:
+    """The SessionStart reply plus the bootstrap's one line (``{"systemMessage": ...}``)
+    while the plugin venv is being built: the memory from disk and why there is no more."""
+    if notice is None:
+        return out
+    if out is None:
+        return notice
+    reply = json.loads(out)
+    reply.update(json.loads(notice))
+    return json.dumps(reply)
+
+
 def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Down,
                  directory: str, port: int, deadline: float,
                  started: float, budget: int | None = None) -> str | None:
@@ -282,10 +294,10 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     A SessionStart returns what to print: the snapshot and spooled activity of its
     project (``_fallback``), at once, without waiting for the worker it starts.
     """
-    from memlite.hooks import bootstrap, spool
+    from memlite.hooks import bootstrap, spool_write
 
     start = event == "SessionStart"
-    spool.append(directory, event, payload)
+    spool_write.append(directory, event, payload)
     if not down.absent:
         log_line(directory, event, f"{down}: spooled")
         return _fallback(directory, payload, budget, str(down)) if start else None
@@ -293,7 +305,10 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     if python is None:
         log_line(directory, event, f"{down}: spooled; the plugin's Python environment is "
                  "not ready yet")
-        return _fallback(directory, payload, budget, "no worker yet") if start else None
+        if not start:
+            return None
+        out = _fallback(directory, payload, budget, "no worker yet")
+        return _with_notice(out, bootstrap.notice())
     from memlite.spawn import start_worker, worker_command
 
     result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
@@ -390,9 +405,9 @@ def run(argv: list[str]) -> str | None:
     if settings.port is None:
         # The worker would refuse these settings too; a guessed port may be another
         # install's worker. Keep the event for when the settings are fixed.
-        from memlite.hooks import spool
+        from memlite.hooks import spool_write
 
-        spool.append(directory, event, cleaned)
+        spool_write.append(directory, event, cleaned)
         log_line(directory, event, f"spooled, not sent: {settings.error}")
         if event == "SessionStart":  # memory still arrives, from what is on disk
             return _fallback(directory, cleaned, None, "invalid settings")

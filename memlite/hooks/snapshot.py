@@ -36,6 +36,7 @@ from memlite.context_text import (
     tool_target,
     with_warning,
 )
+from memlite.hooks.spool_write import is_spool_file
 
 try:  # the C module itself: ``hashlib`` also loads OpenSSL, 3-45 ms of a hook's start
     from _sha256 import sha256  # Python <= 3.11
@@ -187,10 +188,7 @@ def _spool_lines(data_dir: str) -> list[bytes]:
     """Lines of the spool's live and claimed files, oldest file first, bounded in bytes."""
     directory = os.path.join(data_dir, "spool")
     try:
-        # spool.is_spool_file's rule, inline: importing spool costs the hook start-up time
-        # (tests/hooks/test_session_start_cold.py checks the two agree).
-        names = [n for n in os.listdir(directory) if n.endswith((".jsonl", ".draining"))
-                 and n not in ("quarantine.jsonl", "rejected.jsonl")]
+        names = [n for n in os.listdir(directory) if is_spool_file(n)]
     except OSError:
         return []
     stamped = []

@@ -52,8 +52,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memlite.hooks import spool_write
+from memlite.hooks.spool_write import (
+    _CLAIMED,
+    _LEGACY_REJECTED,
+    _LIVE,
+    _NOT_SPOOL,
+    QUARANTINE_FILE,
+    SPOOL_DIR,
+    SPOOL_VERSION,
+    _encode,
+    _fsync_dir,
+    is_spool_file,
+)
 from memlite.hooks.storable import storable
-from memlite.settings_spec import make_private_dir
 
 __all__ = [
     "BadLine",
@@ -78,14 +90,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SPOOL_DIR = "spool"
-SPOOL_VERSION = 1
-QUARANTINE_FILE = "quarantine.jsonl"
 REJECTED_FILE = QUARANTINE_FILE  # the name callers used before the quarantine
-_LEGACY_REJECTED = "rejected.jsonl"
-_NOT_SPOOL = frozenset({QUARANTINE_FILE, _LEGACY_REJECTED})
-_LIVE = ".jsonl"
-_CLAIMED = ".draining"
 _LOCK_WAIT_S = 2.0
 
 
@@ -115,82 +120,14 @@ def spool_dir(data_dir: str | os.PathLike[str]) -> Path:
     return Path(data_dir) / SPOOL_DIR
 
 
-def is_spool_file(name: str) -> bool:
-    """Whether a file name in ``spool/`` holds events to drain (live or claimed): not the
-    quarantine. Readers of the spool (the drain, a context snapshot) go by this."""
-    return name.endswith((_LIVE, _CLAIMED)) and name not in _NOT_SPOOL
-
-
 def _ensure_dir(data_dir: str | os.PathLike[str]) -> Path:
-    """The spool directory, created 0700 together with the data directory (a hook may be
-    the first to create it, before any worker ran)."""
-    make_private_dir(data_dir)
-    directory = spool_dir(data_dir)
-    make_private_dir(directory)
-    return directory
-
-
-def _encode(record: Mapping[str, Any]) -> bytes:
-    """One JSON line; ASCII escapes when the text cannot be UTF-8 (lone surrogates)."""
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    return data + b"\n"
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _append_line(path: Path, data: bytes) -> bool:
-    """Append under ``flock``; False if the file was renamed away (claimed) meanwhile."""
-    existed = path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            if os.stat(path).st_ino != os.fstat(fd).st_ino:
-                return False
-        except FileNotFoundError:
-            return False
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data  # an earlier writer died mid-line: do not glue onto it
-        os.write(fd, data)  # one write: O_APPEND keeps it in one piece
-        os.fsync(fd)
-    finally:
-        os.close(fd)  # releases the lock
-    if not existed:
-        _fsync_dir(path.parent)
-    return True
+    return Path(spool_write.ensure_dir(data_dir))
 
 
 def append(data_dir: str | os.PathLike[str], event_name: str, payload: Mapping[str, Any],
            *, now_ms: int | None = None) -> Path:
-    """Spool one hook event durably (written and fsync'd before it returns).
-
-    Any content a hook read from JSON is written (lone surrogates as ASCII escapes).
-    Returns the file it went to. Raises ``OSError`` (disk full, permissions) and
-    ``TypeError``/``ValueError`` for a payload that is not JSON-serialisable.
-    """
-    spooled_at = int(time.time() * 1000) if now_ms is None else int(now_ms)
-    record = {"v": SPOOL_VERSION, "event": event_name, "payload": dict(payload),
-              "spooledAt": spooled_at}
-    data = _encode(record)
-    directory = _ensure_dir(data_dir)
-    day = time.strftime("%Y%m%d", time.gmtime(spooled_at / 1000))
-    path = directory / f"{day}-{os.getpid()}{_LIVE}"
-    for _ in range(5):
-        if _append_line(path, data):
-            return path
-    raise OSError(f"cannot append to {path}: it keeps being claimed")
+    """Spool one hook event durably: ``spool_write.append`` (the hook calls that directly)."""
+    return Path(spool_write.append(data_dir, event_name, dict(payload), now_ms=now_ms))
 
 
 def claim(data_dir: str | os.PathLike[str]) -> list[Path]:

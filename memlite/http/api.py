@@ -81,7 +81,10 @@ async def readiness() -> Response:
 
 
 def _memory() -> dict[str, int | None]:
-    """Resident and peak memory of this process, from ``/proc/self/status`` (bytes)."""
+    """Resident and peak memory of this process, from ``/proc/self/status`` (bytes).
+
+    Without /proc (macOS) the peak comes from ``getrusage`` and the resident size is None.
+    """
     found: dict[str, int | None] = {"rss_bytes": None, "peak_rss_bytes": None}
     try:
         with open("/proc/self/status", encoding="ascii", errors="replace") as f:
@@ -92,6 +95,12 @@ def _memory() -> dict[str, int | None]:
                     found[key] = int(value.split()[0]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    if found["peak_rss_bytes"] is None:  # no /proc (macOS): the kernel's own peak figure
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        found["peak_rss_bytes"] = peak if sys.platform == "darwin" else peak * 1024
     return found
 
 

@@ -32,20 +32,16 @@ Replay never resumes it (DESIGN §1): pending events always go to a fresh conver
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
-import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 from typing import Any, Protocol
 
 import trio
 
 from memlite.errors import ObserverError, ObserverErrorResult, ObserverUnavailable
-from memlite.observer import parse, prompts, rules
+from memlite.observer import clipath, parse, prompts, rules
 from memlite.observer.governor import Governor
 from memlite.observer.shape import payload_of
 from memlite.storage.records import Event, NewObservation, NewSummary
@@ -355,14 +351,7 @@ def cli_available() -> bool:
         except ObserverUnavailable:
             return False
         return True
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    bundled = (Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
-               if spec is not None and spec.submodule_search_locations else None)
-    found = bundled if bundled is not None and bundled.is_file() else None
-    if found is None:
-        which = shutil.which("claude")
-        found = Path(which) if which else None
-    return found is not None and found.is_file() and os.access(found, os.X_OK)
+    return clipath.find_cli(bundled=clipath.bundled_cli()) is not None
 
 
 def choose_backend(mode: str, cli: bool | Callable[[], bool] = cli_available) -> str:

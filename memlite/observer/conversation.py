@@ -142,7 +142,7 @@ class Conversation:
             nonlocal timed_out
             await trio.sleep(cfg.connect_timeout)
             timed_out = True
-            await _kill_marked(self.marker)
+            await _kill_marked(self.marker, self.config.data_dir)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watchdog)
@@ -163,7 +163,7 @@ class Conversation:
     def _break(self, error: ObserverError) -> None:
         """Mark broken, kill our processes now, raise ``error``."""
         self._broken = error
-        registry.kill_marked(self.marker)
+        registry.kill_marked(self.marker, self.config.data_dir)
         raise error
 
     async def ask(self, message: str, timeout: float | None = None) -> TurnResult:  # noqa: ASYNC109
@@ -198,7 +198,7 @@ class Conversation:
                 self._break(ObserverTimeout(f"observer turn took longer than {limit} s"))
             except trio.Cancelled:  # the owner gave up on this turn: so do we
                 self._broken = ObserverClosed("an observer turn was cancelled")
-                registry.kill_marked(self.marker)
+                registry.kill_marked(self.marker, self.config.data_dir)
                 raise
             except ObserverError as exc:
                 self._break(exc)
@@ -226,8 +226,9 @@ class Conversation:
 
         Shielded: it runs to the end even when the caller is being cancelled, but within
         ``close_grace + CLOSE_SLACK`` seconds, or the caller's deadline when that is
-        sooner (``CLOSE_MIN`` at least) (a stopping worker: ``memlite.actors.graces``); the CLI is SIGKILLed at
-        ``close_grace`` (or at half the caller's time) and again at the end.
+        sooner, ``CLOSE_MIN`` at least (a stopping worker: ``memlite.actors.graces``).
+        The CLI is SIGKILLed at ``close_grace`` (or at half the caller's time), and
+        whatever is left at the end.
         """
         if self._closed:
             return
@@ -241,7 +242,7 @@ class Conversation:
             reaped = await self._close_within(now + budget, kill_at)
         finally:
             if not reaped:  # cut by the deadline: whatever is left is SIGKILLed now
-                registry.kill_marked(self.marker)
+                registry.kill_marked(self.marker, self.config.data_dir)
             registry.forget(self.config.data_dir, self.marker)
 
     async def _close_within(self, deadline: float, kill_at: float) -> bool:
@@ -264,7 +265,7 @@ class Conversation:
                             pass
             # Stragglers (a SIGKILLed process stays visible for a moment): until none is left.
             for _ in range(200):
-                if not await _kill_marked(self.marker):
+                if not await _kill_marked(self.marker, self.config.data_dir):
                     return True
                 await trio.sleep(0.01)
         return False
@@ -272,13 +273,13 @@ class Conversation:
     async def _kill_after(self, seconds: float) -> None:
         await trio.sleep(seconds)
         log.warning("observer CLI did not exit in %s s after close: killed", seconds)
-        await _kill_marked(self.marker)
+        await _kill_marked(self.marker, self.config.data_dir)
 
 
-async def _kill_marked(marker: str) -> list[int]:
+async def _kill_marked(marker: str, data_dir: Path) -> list[int]:
     """``registry.kill_marked`` on a thread: finding the processes scans every process of
     the machine (~8 ms for 120 processes), too long for the Trio thread (issue 17)."""
-    return await trio.to_thread.run_sync(registry.kill_marked, marker)
+    return await trio.to_thread.run_sync(registry.kill_marked, marker, data_dir)
 
 
 @asynccontextmanager

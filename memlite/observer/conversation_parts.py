@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,13 +14,13 @@ import attrs
 import claude_agent_sdk
 import trio
 from claude_agent_sdk import (
+    ClaudeSDKError,
     CLIConnectionError,
     CLIJSONDecodeError,
     CLINotFoundError,
     PermissionResultDeny,
     ProcessError,
 )
-from claude_agent_sdk._errors import MessageParseError
 
 from memlite.errors import (
     ObserverCrashed,
@@ -30,6 +28,7 @@ from memlite.errors import (
     ObserverProtocolError,
     ObserverUnavailable,
 )
+from memlite.observer import clipath
 
 __all__ = [
     "BUNDLED_CLI",
@@ -85,14 +84,15 @@ class TurnResult:
 
 
 def resolve_cli(cli_path: Path | None) -> Path:
-    """The real CLI to run; raises ObserverUnavailable when there is none."""
-    found = cli_path or (BUNDLED_CLI if BUNDLED_CLI.is_file() else None)
+    """The real CLI to run (``clipath.find_cli``); raises ObserverUnavailable when there is none."""
+    bundled = BUNDLED_CLI if BUNDLED_CLI.is_file() else None
+    found = clipath.find_cli(cli_path, bundled=bundled)
     if found is None:
-        which = shutil.which("claude")
-        found = Path(which) if which else None
-    if found is None or not (Path(found).is_file() and os.access(found, os.X_OK)):
-        raise ObserverUnavailable(f"no runnable Claude Code CLI (looked for {found or 'claude'})")
-    return Path(found).resolve()
+        looked = ", ".join(str(p) for p in clipath.candidates(cli_path, bundled=bundled))
+        raise ObserverUnavailable(
+            f"no runnable Claude Code CLI (looked at: {looked}); install Claude Code or set "
+            f"{clipath.ENV}")
+    return found.resolve()
 
 
 async def deny_tools(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
@@ -106,10 +106,14 @@ def map_error(exc: Exception) -> ObserverError:
         return ObserverUnavailable(str(exc))
     if isinstance(exc, ProcessError):
         return ObserverCrashed(f"observer CLI failed: {exc}", exit_code=exc.exit_code)
-    if isinstance(exc, CLIJSONDecodeError | MessageParseError):
+    if isinstance(exc, CLIJSONDecodeError):
         return ObserverProtocolError(f"observer CLI output unreadable: {exc}")
     if isinstance(exc, CLIConnectionError):
         return ObserverCrashed(f"observer CLI is gone: {exc}")
+    # What is left of the SDK's own errors is a message it could not parse
+    # (MessageParseError, not exported by the SDK: only its public base class is used).
+    if isinstance(exc, ClaudeSDKError):
+        return ObserverProtocolError(f"observer CLI output unreadable: {exc}")
     return ObserverCrashed(f"observer failed: {type(exc).__name__}: {exc}")
 
 

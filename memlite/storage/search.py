@@ -8,10 +8,20 @@ tools through it, and the dashboard all use it)::
 
 Modes
     ``fts``       BM25 over title, subtitle, narrative, facts, concepts and files (FTS5,
-                  user text quoted token by token: ``memlite.storage.fts``).
+                  user text quoted token by token: ``memlite.storage.fts``). Any of the
+                  query's terms may match; BM25 ranks the documents holding more (and
+                  rarer) terms first, so partial matches come after full ones instead of
+                  an all-words query that finds nothing on a paraphrase.
     ``semantic``  cosine nearest neighbours of ``query_vector`` in the sqlite-vec table
-                  (partitioned by project, so a project filter is a partition scan).
-    ``hybrid``    both lists fused by weighted reciprocal rank (see ``Fusion``).
+                  (partitioned by project, so a project filter is a partition scan), at
+                  or above the model's relevance floor.
+    ``hybrid``    the default: both lists fused by weighted reciprocal rank, plus what
+                  the query says besides its words (``memlite.storage.query``): a file
+                  path is matched exactly against ``files_read`` / ``files_modified``
+                  (the asked role first), and a temporal query ("current", "latest",
+                  "what did we decide") favours the newest of the similar matches (see
+                  ``memlite.storage.fusion``). ``fts`` and ``semantic`` stay each list
+                  alone, so that they can be measured against it.
 
 With no query vector (no embedder, or a model change waiting for its reindex) or no
 vectors stored, ``semantic`` and ``hybrid`` answer with full text and say so in
@@ -19,8 +29,9 @@ vectors stored, ``semantic`` and ``hybrid`` answer with full text and say so in
 
 Filters (``Filters``) apply to both lists, inside SQL: project, types, a date range on
 ``created_at``, a file path (a substring of any path read or modified), a session.
-Superseded observations (a rules observation replaced by the AI's) are left out unless
-asked for.
+Superseded observations (a rules observation replaced by the AI's, an older decision
+replaced by a newer one) are left out unless asked for; when shown, one never ranks above
+the observation that replaced it.
 """
 
 from __future__ import annotations
@@ -32,9 +43,11 @@ from typing import Any
 import apsw
 import attrs
 
-from memlite.storage.fts import OBSERVATION_WEIGHTS, fts_query, query_terms
+from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
+from memlite.storage.fusion import DEFAULT_FUSION, Fusion, demote_superseded, favour_newest, fuse
+from memlite.storage.query import QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
-from memlite.storage.records import Observation
+from memlite.storage.records import Observation, decode_list
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
 __all__ = [
@@ -50,11 +63,15 @@ __all__ = [
 ]
 
 MODES = ("fts", "semantic", "hybrid")
-RELEVANCE_FLOOR = {"minilm-l6-v2-int8": 0.2, "wordllama-l2supercat-256": 0.2}
+RELEVANCE_FLOOR = {"minilm-l6-v2-int8": 0.25, "minilm-l6-v2-dynint8": 0.25,
+                   "wordllama-l2supercat-256": 0.2}
 """Cosine similarity below which a neighbour is not a match, by model. A KNN always
 returns k neighbours, however unrelated; without a floor "parser" would list "renamed
-the greeting helper". Calibrated on the retrieval eval (unrelated pairs score about
-0.0-0.15 with both models, relevant ones 0.3 and up); other models (Ollama) get none."""
+the greeting helper". Calibrated per model on the dev halves (``python -m
+bench.eval.tune --floors-only``): the floor keeps the relevant top-10 neighbours of 99%
+of the dev questions of both sets. MiniLM's (int8 copy and shipped file alike) score
+>= 0.27 on the own eval's dev half (>= 0.49 on LoCoMo's): 0.25; wordllama's >= 0.21
+(>= 0.39): 0.2. Other models (Ollama) get none."""
 MAX_CANDIDATES = 4096  # sqlite-vec's own limit on k
 FILTERED_SCAN_LIMIT = 50_000
 """A filtered semantic search restricts the KNN to the ids the filters allow when there
@@ -119,36 +136,6 @@ class Filters:
 
 
 @attrs.frozen(kw_only=True)
-class Fusion:
-    """How ``hybrid`` merges the BM25 list and the vector list.
-
-    Each list gives a document ``weight / (k + rank)`` (rank from 1); the sums order the
-    result. ``partial_fts_weight`` replaces ``fts_weight`` when full text found no
-    observation holding every query term and fell back to matching any of them (STACK.md
-    §7 saw such a list drag a good vector list down on paraphrased questions).
-    ``recency_weight`` adds a third list, the candidates newest first, so that of two
-    equally good matches the later one (the decision as it stands now) comes first.
-
-    The defaults were chosen on the dev half of the retrieval eval (``bench/eval``,
-    ``python -m bench.eval.run --tune``) as the best mean over both local models: a
-    small k (10) trusts each list's top ranks; discounting the any-term BM25 list did
-    not help on our set (its keyword lists are good), so it keeps full weight; a light
-    recency list (0.1) helped the "what did we end up doing" questions a little without
-    costing the others. Differences between the top settings were one or two queries.
-    """
-
-    k: float = 10.0
-    fts_weight: float = 1.0
-    partial_fts_weight: float = 1.0
-    vector_weight: float = 1.0
-    recency_weight: float = 0.1
-    depth: int = 50  # how many of each list take part
-
-
-DEFAULT_FUSION = Fusion()
-
-
-@attrs.frozen(kw_only=True)
 class RankedHit:
     """One result. ``score`` orders the results (higher is better, whatever the mode);
     ``bm25`` (lower is better, as SQLite reports it) and ``distance`` (cosine distance)
@@ -181,10 +168,47 @@ class SearchOutcome:
 class _Listed:
     ids: list[int]
     measure: dict[int, float]
-    complete: bool = True  # full text: every term matched (not the any-term fallback)
+    coverage: dict[int, float] = attrs.field(factory=dict)  # full text: share of terms held
 
 
-def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int) -> _Listed:
+_TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]  # the FTS table's, under porter
+
+
+def _tokens(tokenize: Any, text: str) -> list[str]:
+    return [t[2] for t in tokenize(text.encode("utf-8", "replace"),
+                                   apsw.FTS5_TOKENIZE_DOCUMENT, None)]
+
+
+def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int]) -> dict[int, float]:
+    """For each id, the share of the query's terms (as full text searched them: small
+    words dropped, stemmed by the FTS tokenizer) that the observation holds.
+
+    Tokenizing the top rows in Python (~1 ms for 50) costs far less than asking FTS5 again
+    for them: a MATCH restricted to a rowid list still walks every matching row.
+    """
+    tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
+    terms = query_terms(text)
+    content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
+    phrases = [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
+    if not phrases or not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, title, subtitle, narrative, facts, concepts, files_read, files_modified "
+        "FROM observations WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(ids),))
+    out: dict[int, float] = {}
+    for oid, *fields in rows:
+        held = set(_tokens(tokenize, " ".join(f or "" for f in fields)))
+        out[oid] = sum(1 for p in phrases if held.issuperset(p)) / len(phrases)
+    return out
+
+
+def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
+              coverage: bool = False) -> _Listed:
+    """BM25 over any of the terms (OR): documents with more, and rarer, terms rank first.
+    With ``coverage``, each hit also carries the share of the query's terms it holds."""
+    query = fts_query(text, any_term=True)
+    if query is None:
+        return _Listed([], {})
     clauses, params = filters.where("o")
     # Within one project, the (project, superseded_by) index tells which matches count
     # without reading each row; SQLite does not always pick it by itself (1M rows).
@@ -196,15 +220,47 @@ def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int) ->
         f"WHERE {' AND '.join(['observations_fts MATCH ?', *clauses])} "
         "ORDER BY score LIMIT ?"
     )
-    for any_term in (False, True):
-        query = fts_query(text, any_term=any_term)
-        if query is None:
-            break
-        rows = conn.execute(sql, (query, *params, depth)).fetchall()
-        if rows or len(query_terms(text)) < 2:
-            return _Listed([r[0] for r in rows], {r[0]: r[1] for r in rows},
-                           complete=not any_term)
-    return _Listed([], {})
+    rows = conn.execute(sql, (query, *params, depth)).fetchall()
+    ids = [r[0] for r in rows]
+    return _Listed(ids, {r[0]: r[1] for r in rows},
+                   _coverage(conn, text, ids) if coverage else {})
+
+
+FILE_CANDIDATES = 2_000
+"""Rows whose indexed file names hold a path's words, checked for an exact path match."""
+
+
+def _file_lists(conn: apsw.Connection, intent: QueryIntent, filters: Filters,
+                depth: int) -> tuple[list[int], list[int]]:
+    """Observations holding a file the query names exactly, newest first: (in the asked
+    role, in the other one only). With no role asked, all are in the first list."""
+    if not intent.paths:
+        return [], []
+    clauses, params = filters.where("o")
+    # The FTS index finds the rows whose file names hold the path's words as a phrase;
+    # the exact check then runs on those few rows only.
+    phrase = " OR ".join('files : "' + p.replace('"', '""') + '"' for p in intent.paths)
+    sql = (
+        "SELECT o.id, o.files_read, o.files_modified FROM observations_fts "
+        "JOIN observations AS o ON o.id = observations_fts.rowid "
+        f"WHERE {' AND '.join(['observations_fts MATCH ?', *clauses])} "
+        "ORDER BY o.created_at_epoch DESC, o.id DESC LIMIT ?"
+    )
+    try:
+        rows = conn.execute(sql, (phrase, *params, FILE_CANDIDATES)).fetchall()
+    except apsw.SQLError:  # a path of nothing but punctuation: no phrase to match
+        return [], []
+    first: list[int] = []
+    other: list[int] = []
+    for oid, read_json, modified_json in rows:
+        read = any(path_matches(f, p) for f in decode_list(read_json) for p in intent.paths)
+        modified = any(path_matches(f, p) for f in decode_list(modified_json)
+                       for p in intent.paths)
+        if not (read or modified):
+            continue
+        wanted = {"modified": modified, "read": read}.get(intent.file_role or "", True)
+        (first if wanted else other).append(oid)
+    return first[:depth], other[:depth]
 
 
 def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
@@ -288,25 +344,6 @@ def _vectors_usable(conn: apsw.Connection, vector: bytes | None) -> tuple[str | 
 # ---------------------------------------------------------------------------------------
 
 
-def fuse(fts_ids: Sequence[int], vector_ids: Sequence[int], *, fusion: Fusion = DEFAULT_FUSION,
-         fts_complete: bool = True, newest_first: Sequence[int] = ()) -> list[tuple[int, float]]:
-    """Weighted reciprocal-rank fusion: ``[(id, score)]``, best first (ties: lower id).
-
-    ``newest_first`` (the candidates by time, newest first) is a third list, weighted
-    ``recency_weight``: among equally good matches the newer one wins.
-    """
-    scores: dict[int, float] = {}
-    fts_weight = fusion.fts_weight if fts_complete else fusion.partial_fts_weight
-    for weight, ids in ((fts_weight, fts_ids), (fusion.vector_weight, vector_ids)):
-        for rank, oid in enumerate(ids[:fusion.depth], start=1):
-            scores[oid] = scores.get(oid, 0.0) + weight / (fusion.k + rank)
-    if fusion.recency_weight:
-        for rank, oid in enumerate(newest_first, start=1):
-            if oid in scores:
-                scores[oid] += fusion.recency_weight / (fusion.k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-
-
 def _newest_first(conn: apsw.Connection, ids: Sequence[int]) -> list[int]:
     rows = conn.execute(
         "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?)) "
@@ -346,23 +383,31 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         if reason is not None:
             use_vectors = False
             note = f"{mode} search answered with full text (BM25): {reason}"
-    fts = _fts_list(conn, text, filters, depth) if mode != "semantic" or not use_vectors \
-        else _Listed([], {})
+    intent = analyse(text) if mode == "hybrid" else QueryIntent(text)
+    fts = _fts_list(conn, intent.text, filters, depth, coverage=mode == "hybrid") \
+        if mode != "semantic" or not use_vectors else _Listed([], {})
     vec = _Listed([], {})
     if use_vectors and query_vector is not None:
         vec = _vector_list(conn, query_vector, filters, depth, RELEVANCE_FLOOR.get(model, 0.0))
-    if not use_vectors:
+    if mode == "hybrid":
+        mode_used = "hybrid" if use_vectors else "fts"
+        files, other_files = _file_lists(conn, intent, filters, depth)
+        candidates = list(dict.fromkeys([*fts.ids, *vec.ids, *files, *other_files]))
+        created = _created(conn, candidates)
+        newest = sorted(candidates, key=lambda oid: (-created[oid], -oid)) \
+            if fusion.recency_weight else ()
+        ranked = fuse(fts.ids, vec.ids, fusion=fusion, newest_first=newest,
+                      file_ids=files, other_file_ids=other_files, fts_coverage=fts.coverage)
+        if intent.temporal:
+            ranked = favour_newest(ranked, created, fusion=fusion)
+    elif not use_vectors:
         mode_used = "fts"
         ranked = [(oid, -fts.measure[oid]) for oid in fts.ids]
-    elif mode == "semantic":
+    else:
         mode_used = "semantic"
         ranked = [(oid, 1.0 - vec.measure[oid]) for oid in vec.ids]
-    else:
-        mode_used = "hybrid"
-        newest = (_newest_first(conn, list(dict.fromkeys([*fts.ids, *vec.ids])))
-                  if fusion.recency_weight else ())
-        ranked = fuse(fts.ids, vec.ids, fusion=fusion, fts_complete=fts.complete,
-                      newest_first=newest)
+    if filters.include_superseded:
+        ranked = _superseded_last(conn, ranked)
     ranked = ranked[:limit]
     by_id = {obs.id: obs for obs in get_observations(conn, [oid for oid, _ in ranked])}
     fts_rank = {oid: i for i, oid in enumerate(fts.ids, start=1)}
@@ -376,6 +421,31 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     return SearchOutcome(hits=hits, mode=mode, mode_used=mode_used, note=note)
 
 
+def _created(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, created_at_epoch FROM observations WHERE id IN "
+        "(SELECT value FROM json_each(?))", (_json_ids(ids),))
+    return {r[0]: r[1] for r in rows}
+
+
+def _superseded_last(conn: apsw.Connection, ranked: list[tuple[int, float]],
+                     ) -> list[tuple[int, float]]:
+    """``ranked`` with no superseded observation above the one that replaced it."""
+    if not ranked:
+        return ranked
+    rows = conn.execute(
+        "SELECT id, superseded_by FROM observations WHERE superseded_by IS NOT NULL AND id IN "
+        "(SELECT value FROM json_each(?))", (_json_ids([oid for oid, _ in ranked]),))
+    links = {r[0]: r[1] for r in rows}
+    if not links:
+        return ranked
+    scores = dict(ranked)
+    order = demote_superseded([oid for oid, _ in ranked], links)
+    # Scores stay each hit's own; the order is what changed (scores may no longer descend).
+    return [(oid, scores[oid]) for oid in order]
+
+
 def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
-

@@ -333,3 +333,47 @@ async def test_events_cut_off_by_the_stop_stay_pending_for_the_ai(data_dir):
                              "ORDER BY id") == [("rules", f"[{i}]") for i in ids]
     assert status(data_dir, stop) == "done" and summaries(data_dir) == ["bump a"]
     assert len(ai.calls) == 0  # the one turn asked was cut before it answered
+
+
+async def test_at_shutdown_observation_turns_are_cut_at_once(data_dir):
+    """Only a summary is worth delaying the worker's exit: an observation turn in progress
+    is cut at the signal (its event stays pending for the next start), even with a long
+    summary wait."""
+    ai = GatedAI()
+    shutdown = trio.Event()
+    async with observing(data_dir, make_ai=lambda sid: ai) as hub:
+        (first,) = await add_events(hub, 1)
+        sup = SessionSupervisor(factory=hub.factory, shutdown=shutdown,
+                                shutdown_summary_wait=600.0)
+        async with spawn(sup.run) as ref:
+            await ref.send(Deliver(session_id="s1", event_id=first, event_name="PostToolUse"))
+            await ai.asked.wait()
+            shutdown.set()
+            with trio.fail_after(20):  # not the 600 s summary wait
+                await until(lambda: db_rows(data_dir, "SELECT count(*) FROM observations")
+                            == [(1,)], "the provisional observation")
+    assert status(data_dir, first) == "pending"
+    assert db_rows(data_dir, "SELECT backend FROM observations") == [("rules",)]
+
+
+async def test_a_failed_summary_store_leaves_its_stop_not_done(data_dir):
+    """The summary and the Stop's ``done`` are one savepoint: a summary the database
+    refuses (here a NULL project) leaves the Stop as it was, for the next attempt."""
+    from memlite.actors.storage import StoreSummary
+    from memlite.errors import StorageError
+
+    async with observing(data_dir) as hub:
+        stop = await stop_event(hub)
+        bad = NewSummary(session_id="s1", project=None, request="x")  # type: ignore[arg-type]
+        outcome = None
+        try:
+            outcome = await hub.ask(lambda reply: StoreSummary(
+                summary=bad, done_event_ids=(stop,), reply=reply))
+        except StorageError as exc:
+            outcome = exc
+        good = NewSummary(session_id="s1", project=PROJECT, request="y")
+        await hub.ask(lambda reply: StoreSummary(summary=good, done_event_ids=(),
+                                                 reply=reply))
+    assert isinstance(outcome, StorageError), outcome
+    assert status(data_dir, stop) == "pending"
+    assert summaries(data_dir) == ["y"]

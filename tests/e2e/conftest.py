@@ -31,6 +31,7 @@ import claude_agent_sdk
 import pytest
 from e2e_helpers import REAL_PLUGIN, FakeApi
 from ports import free_port
+from procroot import PROC  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CLAUDE_BIN = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
@@ -91,11 +92,11 @@ def workers_of(data_dir: Path) -> list[int]:
     exactly this test's workers, never another one."""
     target = os.path.realpath(data_dir)
     found = []
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(PROC):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+            with open(f"{PROC}/{entry}/cmdline", "rb") as f:
                 args = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
         except OSError:
             continue

@@ -48,6 +48,6 @@ async def test_two_turns_through_the_real_cli(claude_bin, fake_api_factory, tmp_
     assert bodies[0]["model"] == "claude-haiku-4-5"
     assert not bodies[0].get("tools"), "the observer must have no tools"
     assert "<observation> XML" in str(bodies[0].get("system"))
-    assert registry.marked_pids(conv.marker) == []
+    assert registry.marked_pids(conv.marker, conv.config.data_dir) == []
     assert not list((data_dir / "observers").glob("*.json"))
     assert elapsed < 30, elapsed

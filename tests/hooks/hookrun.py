@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from procroot import PROC  # noqa: E402
+
 from memlite.lifecycle import pid_alive, probe_ready
 from memlite.storage import connect
 
@@ -29,11 +31,11 @@ def fixture_bytes(name: str, **changes: object) -> bytes:
 def worker_pids(data_dir: Path) -> set[int]:
     wanted = os.path.realpath(data_dir)
     found = set()
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(PROC):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+            with open(f"{PROC}/{entry}/cmdline", "rb") as f:
                 args = [a.decode() for a in f.read().split(b"\0")]
         except OSError:
             continue

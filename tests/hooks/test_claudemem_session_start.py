@@ -67,3 +67,22 @@ def test_imported_claude_mem_memory_is_in_the_next_session_start(hook_env, data_
     text = _context(env, notes)
     assert "[sensitive] Export reads the user's private journal folder" in text
     assert "Export re-renders every note on each run" in text
+
+
+def test_imported_memory_arrives_even_before_any_worker_runs_again(hook_env, data_dir,
+                                                                   tmp_path):
+    """An import needs the worker stopped; the SessionStart right after it finds no worker
+    and prints the project's snapshot, which the import itself must have written."""
+    widget = _git_repo(tmp_path / "code" / "widget")
+    env = {**hook_env, "HOME": str(tmp_path / "home")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.pop("MEMLITE_PYTHON", None)  # the hook cannot start a worker (venv still building)
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    done = subprocess.run([sys.executable, "-m", "memlite", "import", str(source),
+                           "--project", f"widget={widget}", "--json"],
+                          env=env, capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    text = _context(env, widget)
+    assert "Renamed Button prop kind to variant" in text
+    assert "Export re-renders" not in text

@@ -26,7 +26,7 @@ from memlite.lifecycle import pid_alive, read_pidfile
 
 def test_worker_down_spools_starts_the_worker_and_the_event_arrives(hook_env, data_dir):
     stdin = fixture_bytes("PostToolUse.Bash", tool_use_id="toolu_d1",
-                          tool_input={"command": "echo <private>x</private> AKIAIOSFODNN7EXAMPLE"})
+                          tool_input={"command": "echo <private>x</private> AKIA2E0A8F3B244C9986"})
     result, elapsed = run_hook(hook_env, stdin, "PostToolUse")
     assert (result.returncode, result.stdout) == (0, b"")
     assert elapsed < 1.0, elapsed
@@ -65,7 +65,9 @@ def test_first_session_builds_the_plugin_venv_once_in_the_background(hook_env, d
     env = {k: v for k, v in hook_env.items() if k != "MEMLITE_PYTHON"}
     env["CLAUDE_PLUGIN_DATA"] = str(plugin_data)
     result, elapsed = run_hook(env, fixture_bytes("SessionStart.startup"), "SessionStart")
-    assert (result.returncode, result.stdout) == (0, b"") and elapsed < 1.0
+    assert result.returncode == 0 and elapsed < 1.0
+    # One line for the user (issue 16): why memory is not there yet.
+    assert "setting up on first use" in json.loads(result.stdout)["systemMessage"]
     lock = plugin_data / bootstrap.LOCK_FILE
     builder = int(lock.read_text())
     assert pid_alive(builder) or (plugin_data / "venv").exists()

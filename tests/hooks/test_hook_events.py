@@ -84,7 +84,7 @@ def test_a_prompt_event_without_a_prompt_is_stored_as_such(worker, hook_env, dat
 
 
 def test_privacy_tags_and_secrets_never_reach_the_database(worker, hook_env, data_dir):
-    prompt = ("fix <private>my diary\nentry</private> the bug; key AKIAIOSFODNN7EXAMPLE, "
+    prompt = ("fix <private>my diary\nentry</private> the bug; key AKIA2E0A8F3B244C9986, "
               "ghp_abcdefghijklmnopqrstuvwxyz0123456789 <system-reminder>be nice"
               "</system-reminder> and postgres://bob:hunter2@db/x")
     run_hook(hook_env, fixture_bytes("UserPromptSubmit", prompt=prompt), "UserPromptSubmit")
@@ -92,7 +92,7 @@ def test_privacy_tags_and_secrets_never_reach_the_database(worker, hook_env, dat
         "stdout": "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx\n<private>x</private>"}))
     dumped = json.dumps(query(data_dir, "SELECT payload FROM events")) + json.dumps(
         query(data_dir, "SELECT * FROM user_prompts"))
-    for secret in ("my diary", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdef", "be nice", "hunter2",
+    for secret in ("my diary", "AKIA2E0A8F3B244C9986", "ghp_abcdef", "be nice", "hunter2",
                    "sk-proj-abc", "<private>"):
         assert secret not in dumped, secret
     assert "[REDACTED:aws_access_key_id]" in dumped and "the bug" in dumped

@@ -38,8 +38,8 @@ def test_orphan_close_hides_what_came_before_on_request():
 
 
 @pytest.mark.parametrize(("secret", "kind"), [
-    ("AKIAIOSFODNN7EXAMPLE", "aws_access_key_id"),
-    ("ASIAIOSFODNN7EXAMPLE", "aws_access_key_id"),
+    ("AKIA2E0A8F3B244C9986", "aws_access_key_id"),
+    ("ASIA2E0A8F3B244C9986", "aws_access_key_id"),
     ("sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345", "anthropic"),
     ("sk-abcdefghijklmnopqrstuvwxyz0123", "openai"),
     ("sk-proj-abcdefghijklmnopqrstuvwxyz0123", "openai"),
@@ -67,7 +67,7 @@ def test_redact_whole_tokens(secret, kind):
     ("DB_PASSWORD=\"x y\"", "DB_PASSWORD=[REDACTED:env]"),
     ("PASSWORD=hunter2", "PASSWORD=[REDACTED:env]"),
     ("MY_SECRET=abc", "MY_SECRET=[REDACTED:env]"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY8q3Lp0Zk2e",
      "aws_secret_access_key = [REDACTED:aws_secret_access_key]"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIE (cut)", "[REDACTED:private_key]"),
 ])
@@ -84,7 +84,7 @@ def test_redact_leaves_ordinary_text(text):
 
 
 def test_redaction_is_idempotent():
-    once = redact("PASSWORD=x AKIAIOSFODNN7EXAMPLE")
+    once = redact("PASSWORD=x AKIA2E0A8F3B244C9986")
     assert redact(once) == once
 
 

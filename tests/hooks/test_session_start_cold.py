@@ -277,3 +277,24 @@ def test_the_snapshot_fallback_reads_exactly_the_spool_files_the_drain_reads(tmp
         (directory / name).write_bytes(b'{"n": %d}\n' % i)
     read = {int(line.split(b":")[1].strip(b" }")) for line in snapshot._spool_lines(str(tmp_path))}
     assert {names[i] for i in read} == {n for n in names if spool.is_spool_file(n)}
+
+
+def test_a_spool_with_bad_lines_still_gives_the_good_ones(data_dir, tmp_path):
+    """Torn, non-JSON, wrong-shaped or surrogate-laden lines are skipped, never fatal."""
+    project = _project(tmp_path)
+    spool_dir = data_dir / "spool"
+    spool_dir.mkdir(parents=True)
+    good = {"v": 1, "event": "PostToolUse", "spooledAt": 1_764_600_000_000,
+            "payload": {"session_id": "sess-good", "cwd": str(project), "tool_name": "Edit",
+                        "tool_input": {"file_path": f"{project}/kept.py"}}}
+    lines = [b"not json", b'{"v": 1, "payload": []}', b'{"payload": {"cwd": 7}}',
+             b'{"v": 1, "event": "PostToolUse", "payload": {"session_id": "s", "cwd": "'
+             + str(project).encode() + b'", "tool_name": "Bash", "tool_input": '
+             b'{"command": "echo \\ud800 lone"}}}',
+             b"[" * 100_000, json.dumps(good).encode(), b'{"v": 1, "event": "Stop", "pay']
+    (spool_dir / "20261201-1.jsonl").write_bytes(b"\n".join(lines))
+    (spool_dir / "20261201-2.draining").write_bytes(b"\xff\xfe garbage\n")
+    context = snapshot.fallback_context(str(data_dir), str(project))
+    assert context is not None and "edited kept.py" in context
+    assert "echo" in context and "lone" in context  # the lone surrogate did not stop it
+    assert context.encode("utf-8", "surrogatepass")

@@ -7,6 +7,8 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from procroot import PROC  # noqa: E402
+
 from memlite.lifecycle import pid_alive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,11 +18,11 @@ def worker_pids(data_dir: Path) -> set[int]:
     """Live ``memlite worker run --data-dir <data_dir>`` processes, from /proc."""
     wanted = os.path.realpath(data_dir)
     found = set()
-    for entry in os.listdir("/proc"):
+    for entry in os.listdir(PROC):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+            with open(f"{PROC}/{entry}/cmdline", "rb") as f:
                 args = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")]
         except OSError:
             continue

@@ -59,7 +59,7 @@ def fake_log(path: Path, kind: str) -> list:
 
 
 def assert_gone(conv, data_dir: Path) -> None:
-    assert registry.marked_pids(conv.marker) == []
+    assert registry.marked_pids(conv.marker, conv.config.data_dir) == []
     assert registry.observer_pids(data_dir) == []
     assert not list((data_dir / "observers").glob("*.json"))
 

@@ -1,8 +1,9 @@
 """Process ownership: no observer process outlives its worker; the registry reaper is safe.
 
-Survivors are found by walking /proc for the marker (``MEMLITE_OBSERVER_ID``) every
-observer process carries in its environment, so orphans re-parented away from pytest
-are found too.
+Survivors are found by ``registry.marked_pids``: the observer's process group while its
+liveness lock is held, plus (with /proc) every process carrying the marker
+(``MEMLITE_OBSERVER_ID``), so orphans re-parented away from pytest are found too. The
+same tests run with /proc hidden (``.ci/run``, ``tests/noproc``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from memlite import procs
 from memlite.observer import registry
 from memlite.observer.conversation import ConversationConfig, open_conversation, stop_when_idle
 
@@ -26,7 +28,7 @@ FAKE = Path(__file__).resolve().with_name("fake_claude.py")
 PARENT = """
 import sys, trio
 from pathlib import Path
-from memlite.observer.conversation import ConversationConfig, open_conversation
+from memlite.observer.conversation import ConversationConfig, open_conversation, stop_when_idle
 
 async def main():
     cfg = ConversationConfig(data_dir=Path(sys.argv[1]), session="p", system_prompt="S",
@@ -41,19 +43,20 @@ trio.run(main)
 """
 
 
-def wait_until_gone(marker: str, limit: float) -> float:
+def wait_until_gone(marker: str, data_dir: Path, limit: float) -> float:
     started = time.monotonic()
-    while registry.marked_pids(marker) and time.monotonic() - started < limit:
+    while registry.marked_pids(marker, data_dir) and time.monotonic() - started < limit:
         time.sleep(0.02)
-    assert registry.marked_pids(marker) == [], "observer processes survived"
+    assert registry.marked_pids(marker, data_dir) == [], "observer processes survived"
     return time.monotonic() - started
 
 
-def start_parent(tmp_path: Path, data_dir: Path) -> tuple[subprocess.Popen[str], str]:
+def start_parent(tmp_path: Path, data_dir: Path, env: dict[str, str] | None = None
+                 ) -> tuple[subprocess.Popen[str], str]:
     script = tmp_path / "parent.py"
     script.write_text(PARENT)
     parent = subprocess.Popen([sys.executable, str(script), str(data_dir), str(FAKE)],
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
     ready, _, _ = select.select([parent.stdout], [], [], 30)
     if not ready:
         parent.kill()
@@ -63,37 +66,46 @@ def start_parent(tmp_path: Path, data_dir: Path) -> tuple[subprocess.Popen[str],
     return parent, parent.stdout.readline().strip()
 
 
-def test_sigkill_of_the_owner_leaves_no_observer(tmp_path, data_dir):
-    parent, marker = start_parent(tmp_path, data_dir)
-    assert len(registry.marked_pids(marker)) == 2  # the launcher and the CLI
+WATCHDOG = {"MEMLITE_LAUNCHER_WATCHDOG": "1"}  # the macOS way (no prctl), on Linux too
+
+
+@pytest.mark.parametrize("env", [{}, WATCHDOG], ids=["prctl", "watchdog"])
+def test_sigkill_of_the_owner_leaves_no_observer(tmp_path, data_dir, env):
+    parent, marker = start_parent(tmp_path, data_dir, env)
+    pids = registry.marked_pids(marker, data_dir)
+    if procs.have_proc():  # the launcher and the CLI (and the watchdog where there is one)
+        assert len(pids) == (3 if env else 2)
+    else:
+        assert pids  # the group stands for its members
     assert len(registry.observer_pids(data_dir)) == 1
     parent.kill()
     parent.wait()
     parent.stdout.close()
-    took = wait_until_gone(marker, limit=3.0)
+    took = wait_until_gone(marker, data_dir, limit=3.0)
     assert took < 1.0, f"survivors for {took:.2f} s"
     assert registry.reap_stale_observers(data_dir) == []
     assert not list((data_dir / "observers").glob("*.json"))
 
 
-def test_sigkill_of_the_launcher_kills_the_cli(tmp_path, data_dir):
-    """The parent-death signal: the CLI dies with the launcher that forked it."""
-    parent, marker = start_parent(tmp_path, data_dir)
+@pytest.mark.parametrize("env", [{}, WATCHDOG], ids=["prctl", "watchdog"])
+def test_sigkill_of_the_launcher_kills_the_cli(tmp_path, data_dir, env):
+    """The CLI dies with the launcher that forked it: by the parent-death signal (Linux)
+    or by the watchdog, which sees the launcher's pipe close (everywhere)."""
+    parent, marker = start_parent(tmp_path, data_dir, env)
     try:
         (launcher,) = registry.observer_pids(data_dir)
-        cli = [pid for pid in registry.marked_pids(marker) if pid != launcher]
-        assert len(cli) == 1
         os.kill(launcher, signal.SIGKILL)
+        lock = registry.lock_path(data_dir, marker)
         started = time.monotonic()
-        while os.path.exists(f"/proc/{cli[0]}/environ") and \
-                registry.marked_pids(marker) and time.monotonic() - started < 3:
+        while procs.lock_held(lock) and time.monotonic() - started < 3:
             time.sleep(0.02)
-        assert cli[0] not in registry.marked_pids(marker)
+        assert not procs.lock_held(lock), "a process of the observer outlived its launcher"
+        assert not procs.group_alive(launcher) or procs.group_pids(launcher) in ([], [launcher])
     finally:
         parent.kill()
         parent.wait()
         parent.stdout.close()
-    wait_until_gone(marker, limit=3.0)
+    wait_until_gone(marker, data_dir, limit=3.0)
 
 
 @pytest.mark.slow
@@ -106,8 +118,29 @@ async def test_cli_outlives_the_thread_that_spawned_it(data_dir):
         assert (await conv.ask("after")).num_turns == 2
 
 
-def spawn_sleeper(env_extra: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(["sleep", "60"], env={**os.environ, **env_extra})
+HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def spawn_holder(data_dir: Path, marker: str | None) -> subprocess.Popen[str]:
+    """A process in its own group (pgid = pid) holding ``marker``'s lock (None: no lock)."""
+    target = registry.lock_path(data_dir, marker) if marker else data_dir / "unrelated.lock"
+    registry.registry_dir(data_dir)
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
 
 
 def dead_pid() -> int:
@@ -118,47 +151,86 @@ def dead_pid() -> int:
 
 def write_entry(data_dir: Path, marker: str, pid: int, owner: int, owner_start) -> Path:
     path = registry.registry_dir(data_dir) / f"{marker}.json"
-    path.write_text(json.dumps({"pid": pid, "start": registry.start_time(pid), "marker": marker,
-                                "owner": owner, "owner_start": owner_start}))
+    path.write_text(json.dumps({"pid": pid, "pgid": pid, "start": registry.start_time(pid),
+                                "marker": marker, "owner": owner, "owner_start": owner_start}))
     return path
 
 
 def test_reaper_kills_a_stale_observer(data_dir):
-    stale = spawn_sleeper({registry.MARKER_ENV: "stale1"})
+    stale = spawn_holder(data_dir, "stale1")
     try:
-        entry = write_entry(data_dir, "stale1", stale.pid, dead_pid(), 12345)
+        entry = write_entry(data_dir, "stale1", stale.pid, dead_pid(), "t:12345")
         assert registry.observer_pids(data_dir) == [stale.pid]
         assert registry.reap_stale_observers(data_dir) == [stale.pid]
         assert stale.wait(timeout=5) == -signal.SIGKILL
         assert not entry.exists()
+        assert not registry.lock_path(data_dir, "stale1").exists()
     finally:
-        stale.kill()
-        stale.wait()
+        stop(stale)
 
 
 def test_reaper_refuses_a_reused_pid(data_dir):
-    unrelated = spawn_sleeper({})
+    """The entry's pid now belongs to a process that does not hold the observer's lock."""
+    unrelated = spawn_holder(data_dir, None)
     try:
-        entry = write_entry(data_dir, "gone1", unrelated.pid, dead_pid(), 12345)
+        entry = write_entry(data_dir, "gone1", unrelated.pid, dead_pid(), "t:12345")
         assert registry.observer_pids(data_dir) == []
+        assert registry.marked_pids("gone1", data_dir) == []
         assert registry.reap_stale_observers(data_dir) == []
         assert unrelated.poll() is None, "an unrelated process was killed"
         assert not entry.exists()
     finally:
-        unrelated.kill()
-        unrelated.wait()
+        stop(unrelated)
 
 
 def test_reaper_leaves_observers_of_a_live_worker(data_dir):
-    live = spawn_sleeper({registry.MARKER_ENV: "live1"})
+    live = spawn_holder(data_dir, "live1")
     try:
         entry = write_entry(data_dir, "live1", live.pid, os.getpid(),
                             registry.start_time(os.getpid()))
         assert registry.reap_stale_observers(data_dir) == []
         assert live.poll() is None and entry.exists()
     finally:
-        live.kill()
-        live.wait()
+        stop(live)
+
+
+def test_reaper_logs_and_retries_instead_of_raising(data_dir, monkeypatch, caplog):
+    """A failure while reaping (e.g. no /proc on the old code) never reaches the supervisor."""
+    calls, slept = [], []
+
+    def failing(_data_dir):
+        calls.append(1)
+        if len(calls) < 3:
+            raise OSError("no /proc")
+        return [42]
+
+    monkeypatch.setattr(registry, "reap_stale_observers", failing)
+    assert registry.reap_with_retry(data_dir, sleep=slept.append) == [42]
+    assert slept == [0.5, 1.0] and "attempt 1 of 3" in caplog.text
+    calls.clear()
+    monkeypatch.setattr(registry, "reap_stale_observers",
+                        lambda _d: (_ for _ in ()).throw(OSError("still no /proc")))
+    assert registry.reap_with_retry(data_dir, sleep=slept.append) == []
+    assert "gave up reaping" in caplog.text
+
+
+def test_one_bad_entry_does_not_stop_the_reaper(data_dir, monkeypatch):
+    stale = spawn_holder(data_dir, "stale2")
+    real = registry.kill_marked
+
+    def kill(marker, where):
+        if marker == "abad":  # sorted first
+            raise PermissionError("cannot signal")
+        return real(marker, where)
+
+    monkeypatch.setattr(registry, "kill_marked", kill)
+    try:
+        write_entry(data_dir, "abad", dead_pid(), dead_pid(), "t:1")
+        write_entry(data_dir, "stale2", stale.pid, dead_pid(), "t:1")
+        assert registry.reap_stale_observers(data_dir) == [stale.pid]
+        assert stale.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        stop(stale)
 
 
 class IdleStub:
@@ -186,3 +258,15 @@ async def test_idle_conversation_is_closed_on_time(autojump_clock):
         await trio.sleep(550)
         conv.busy, conv.last_activity = False, trio.current_time()
     assert conv.closed_at == 900 + 300
+
+
+async def test_a_conversation_under_the_watchdog_turns_and_closes_cleanly(data_dir):
+    """The macOS way (a watchdog, no prctl): the SDK still sees the CLI's EOF and exit."""
+    cfg = ConversationConfig(data_dir=data_dir, session="w", system_prompt="S", cli_path=FAKE,
+                             env={"FAKE_CLAUDE_MODE": "ok", **WATCHDOG})
+    async with open_conversation(cfg) as conv:
+        assert (await conv.ask("hello")).text
+        if procs.have_proc():  # the launcher, the watchdog, the CLI
+            assert len(registry.marked_pids(conv.marker, data_dir)) == 3
+    assert registry.marked_pids(conv.marker, data_dir) == []
+    assert registry.observer_pids(data_dir) == []

@@ -229,7 +229,7 @@ POSITIVES: list[Sample] = [
     Sample("cli flag", "env", PW[0] + "z", f"$ mysql --user=root --password={PW[0]}z db"),
     Sample("query token", "env", ENV[5],
            f"GET /download?file=report.pdf&token={ENV[5]}&v=2 HTTP/1.1"),
-    Sample("x-api-key header", "env", ENV[6], f"X-Api-Key: {ENV[6]}\nAccept: */*"),
+    Sample("x-api-key header", "auth_header", ENV[6], f"X-Api-Key: {ENV[6]}\nAccept: */*"),
     Sample("hardcoded in python", "env", PW[1] + "q", f'    password = "{PW[1]}q"\n'),
     Sample("docker compose env", "env", ENV[7],
            f"services:\n  web:\n    environment:\n      - SECRET_KEY={ENV[7]}\n"),

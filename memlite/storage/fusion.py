@@ -1,0 +1,125 @@
+"""How ``hybrid`` search merges its lists, and the two re-orderings that follow.
+
+Lists (each best first): BM25 over any of the query's terms, the vector neighbours above
+the model's floor, and for a query naming a file the observations holding that file (in
+the asked role first). Each list gives a document ``weight / (k + rank)``; the sums order
+the result (weighted reciprocal-rank fusion). Then:
+
+* a light newest-first list over the candidates (``recency_weight``), so that of two
+  equally good matches the later one wins; with a temporal query ("current", "latest",
+  "what did we decide") the candidates scoring at least ``temporal_band`` of the best
+  (the similar matches) are put newest first;
+* a superseded observation (shown only on request) never ranks above the observation
+  that replaced it: it moves to just below it.
+
+The weights were calibrated on the dev halves of LoCoMo and of the own eval
+(``python -m bench.eval.tune``; the test halves are never read there): a small k (5)
+trusts each list's top ranks; full text and vectors weigh the same; each full-text hit
+counts by the share of the query's terms it holds (``coverage_power`` 1: within 0.008
+hit@5 of the best setting on LoCoMo dev and the best MRR on the own dev half, and the one
+that keeps a framing-word match from outranking the vector hit on a paraphrase); the
+temporal band 0.7 lifted the own dev MRR from 0.92 to 0.96. Ranks, not raw scores, are
+summed: BM25 and cosine live on scales that differ per query, and score sums (min-max,
+saturating) did worse on LoCoMo dev (BENCHMARKS.md "Retrieval on LoCoMo"). The file
+weights (2, and half that for the other role) were set by hand, not calibrated: neither
+dev half has enough file queries to tell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+__all__ = ["DEFAULT_FUSION", "Fusion", "demote_superseded", "fuse", "favour_newest"]
+
+
+@attrs.frozen(kw_only=True)
+class Fusion:
+    """The weights of ``hybrid`` (module docstring). ``depth`` bounds each list."""
+
+    k: float = 5.0
+    fts_weight: float = 1.0
+    vector_weight: float = 1.0
+    coverage_power: float = 1.0  # full-text hits count (share of query terms held) ** this
+    file_weight: float = 2.0
+    other_role_weight: float = 0.5  # a file held in the role the query did not ask for
+    recency_weight: float = 0.1
+    temporal_band: float = 0.7  # 1.0: temporal queries get no special order
+    depth: int = 50
+
+
+DEFAULT_FUSION = Fusion()
+
+
+def fuse(fts_ids: Sequence[int], vector_ids: Sequence[int], *,
+         fusion: Fusion = DEFAULT_FUSION, newest_first: Sequence[int] = (),
+         file_ids: Sequence[int] = (), other_file_ids: Sequence[int] = (),
+         fts_coverage: dict[int, float] | None = None) -> list[tuple[int, float]]:
+    """Weighted reciprocal-rank fusion: ``[(id, score)]``, best first (ties: lower id).
+
+    ``fts_coverage`` (id -> share of the query's terms the document holds) makes the
+    full-text list score-aware: each of its documents counts ``coverage **
+    coverage_power`` of its weight, so a list of rows that only share a framing word
+    ("times", "changes") with a paraphrased question cannot outvote the vector list.
+
+    ``newest_first`` (the candidates by time, newest first) is a tie-breaking list,
+    weighted ``recency_weight``; it adds no document of its own.
+    """
+    scores: dict[int, float] = {}
+    if fts_coverage is not None and fusion.coverage_power:
+        for rank, oid in enumerate(fts_ids[:fusion.depth], start=1):
+            share = fts_coverage.get(oid, 1.0) ** fusion.coverage_power
+            scores[oid] = scores.get(oid, 0.0) + fusion.fts_weight * share / (fusion.k + rank)
+        fts_ids = ()
+    for weight, ids in ((fusion.fts_weight, fts_ids), (fusion.vector_weight, vector_ids),
+                        (fusion.file_weight, file_ids),
+                        (fusion.file_weight * fusion.other_role_weight, other_file_ids)):
+        for rank, oid in enumerate(ids[:fusion.depth], start=1):
+            scores[oid] = scores.get(oid, 0.0) + weight / (fusion.k + rank)
+    if fusion.recency_weight:
+        for rank, oid in enumerate(newest_first, start=1):
+            if oid in scores:
+                scores[oid] += fusion.recency_weight / (fusion.k + rank)
+    return _ordered(scores)
+
+
+def favour_newest(ranked: Sequence[tuple[int, float]], created: dict[int, int], *,
+                  fusion: Fusion = DEFAULT_FUSION) -> list[tuple[int, float]]:
+    """For a temporal query: the matches scoring at least ``temporal_band`` of the best
+    (the similar ones) newest first (``created``: id -> ms); the rest keep their order.
+
+    The scores keep descending: the band's scores are handed out again in the new order.
+    """
+    if not ranked or fusion.temporal_band >= 1.0:
+        return list(ranked)
+    best = ranked[0][1]
+    size = sum(1 for _, score in ranked if score >= best * fusion.temporal_band)
+    band = sorted(ranked[:size], key=lambda item: (-created.get(item[0], 0), -item[0]))
+    scores = [score for _, score in ranked[:size]]
+    return [(oid, score) for (oid, _), score in zip(band, scores, strict=True)] + \
+        list(ranked[size:])
+
+
+def demote_superseded(ranked: Iterable[int], superseded_by: dict[int, int | None]) -> list[int]:
+    """``ranked`` with each superseded id that ranks above the id that replaced it moved
+    to just below that one (when both are in the list; chains a <- b <- c end c, b, a)."""
+    order = list(ranked)
+    present = set(order)
+    for _ in range(len(order)):  # each pass settles at least one move; bounded anyway
+        changed = False
+        for oid in list(order):
+            parent = superseded_by.get(oid)
+            if parent is None or parent not in present or parent == oid:
+                continue
+            if order.index(oid) < order.index(parent):
+                order.remove(oid)
+                order.insert(order.index(parent) + 1, oid)
+                changed = True
+        if not changed:
+            break
+    return order
+
+
+def _ordered(scores: dict[int, float]) -> list[tuple[int, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

@@ -1,0 +1,106 @@
+"""What a search query asks for besides its words: time, and files.
+
+``analyse("what changed in src/api/client.ts lately")`` tells the search engine:
+
+temporal
+    The query asks for the state of things as it is now ("latest", "current", "now",
+    "still", "last time", "what did we decide", ...). The engine then favours the newest
+    of the similar matches, and the cue words themselves are left out of full text (they
+    are about time, not topic: "current" would match every row that says "current").
+paths
+    Tokens that name a file: they hold a ``/`` or end in an extension (``client.ts``,
+    ``src/error.rs``, ``Dockerfile`` is not recognised: it is an ordinary word). They are
+    matched exactly against ``files_read`` / ``files_modified``: equal to a stored path, or
+    its last components (``client.ts`` matches ``src/api/client.ts``, not ``myclient.ts``).
+file_role
+    ``"modified"`` when the query asks what changed in a file ("changed", "edited",
+    "fixed in", "edits to"...), ``"read"`` when it asks what was read ("read", "looked
+    at", "opened"), else ``None`` (either). Observations whose file is in the asked role
+    rank above those that only have it in the other.
+
+Plain functions on ``str``, no SQL: easy to test, cheap (a few regexes per query).
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+__all__ = ["QueryIntent", "analyse"]
+
+_TEMPORAL = re.compile(
+    r"\b(?:latest|current(?:ly)?|now|nowadays|still|anymore|any\s+more|these\s+days|"
+    r"at\s+the\s+moment|right\s+now|newest|most\s+recent(?:ly)?|recently|last\s+time|"
+    r"today|so\s+far|"
+    r"what\s+(?:did|do|have)\s+we\s+(?:decide|decided|settle|settled|end\s+up|ended\s+up|"
+    r"choose|chose|pick|picked|go\s+with|went\s+with)(?:\s+(?:on|with|doing))?)\b",
+    re.IGNORECASE)
+
+# Words that only carry the time cue: dropped from the full-text terms when others remain.
+_CUE_WORDS = frozenset("""latest current currently now nowadays still anymore newest recent
+recently today""".split())
+
+_MODIFIED = re.compile(
+    r"\b(?:chang(?:e|ed|es|ing)|modif(?:y|ied|ies|ication|ications)|edit(?:s|ed|ing)?|"
+    r"wrote|written|writ(?:e|es|ing)\s+to|touch(?:ed|es)?|updat(?:e|ed|es)|rewr(?:ote|itten|ite)|"
+    r"refactor(?:ed|ing|s)?|fix(?:ed|es)?\s+in|added\s+to|diffs?|commits?\s+to)\b",
+    re.IGNORECASE)
+_READ = re.compile(
+    r"\b(?:read(?:s|ing)?|look(?:ed)?\s+at|open(?:ed|s)?|view(?:ed|s)?|inspect(?:ed|s)?|"
+    r"consult(?:ed|s)?)\b", re.IGNORECASE)
+
+# A file-like token: has a "/" (not a URL), or ends in ".<ext>" where ext starts with a
+# letter (so "1.74" and "e.g." are not files).
+_EXT = re.compile(r"^[\w@+-][\w@+.-]*\.[A-Za-z][A-Za-z0-9]{0,9}$")
+_STRIP = "\"'`()[]{}<>,;:!?"
+_ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.){2,}$")  # e.g. i.e. a.k.a.
+MAX_PATHS = 4
+
+
+@attrs.frozen
+class QueryIntent:
+    """The parts of a query that are not plain topic words (see the module docstring)."""
+
+    text: str  # the query for full text: temporal cue words removed when others remain
+    temporal: bool = False
+    paths: tuple[str, ...] = ()
+    file_role: str | None = None  # "modified", "read" or None
+
+
+def _path(token: str) -> str | None:
+    token = token.strip(_STRIP)
+    if _ABBREVIATION.match(token):
+        return None
+    token = token.rstrip(".")
+    if not token or "://" in token or len(token) > 400:
+        return None
+    if "/" in token or "\\" in token:
+        body = token.replace("\\", "/").strip("/")
+        return body if body and any(ch.isalnum() for ch in body) else None
+    return token if _EXT.match(token) else None
+
+
+def analyse(text: str) -> QueryIntent:
+    """Split ``text`` into topic words, a time cue, and file paths with their role."""
+    text = text or ""
+    temporal = bool(_TEMPORAL.search(text))
+    tokens = text.split()
+    paths = tuple(dict.fromkeys(p for p in map(_path, tokens) if p))[:MAX_PATHS]
+    role = None
+    if paths:
+        modified, read = bool(_MODIFIED.search(text)), bool(_READ.search(text))
+        role = "modified" if modified and not read else "read" if read and not modified \
+            else None
+    fts_text = text
+    if temporal:
+        kept = [t for t in tokens if t.lower().strip(_STRIP + ".") not in _CUE_WORDS]
+        if kept:
+            fts_text = " ".join(kept)
+    return QueryIntent(fts_text, temporal, paths, role)
+
+
+def path_matches(stored: str, wanted: str) -> bool:
+    """``wanted`` is ``stored`` or its trailing path components (``/`` or ``\\``)."""
+    stored = stored.replace("\\", "/")
+    return stored == wanted or stored.endswith("/" + wanted)
