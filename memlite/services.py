@@ -1,6 +1,6 @@
 """What the worker's parts hand each other: refs to the actors and the worker's own facts.
 
-The root of the worker (``memlite.actors.root``) builds one ``Services`` before the actors
+The root of the worker (``memlite.tree``) builds one ``Services`` before the actors
 start, from its supervisor's refs, and passes it to the children that need it, the HTTP
 app and ingestion. Nothing in it owns a nursery: the actors live under the supervisor; this
 record only holds the refs (stable across restarts) and a few values.

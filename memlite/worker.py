@@ -7,7 +7,7 @@ and logs to ``worker.log`` in the data directory, rotated at 5 MB with 3 backups
 Lifecycle
     Load settings, open the log, refuse to run beside a live worker of the same data
     directory, then ``trio.run``: open the signal receiver (SIGTERM, SIGINT, SIGHUP) and
-    start the root of the task tree (``memlite.actors.root.run_root``). Once the root
+    start the root of the task tree (``memlite.tree.run_root``). Once the root
     reports its port, write ``worker.pid`` and release the spawn lock it was handed:
     that is readiness. Stop when a signal sets ``shutdown`` and the root returns, or when
     the root returns by itself (idle shutdown); then remove the pid file and exit 0.
@@ -40,7 +40,7 @@ from typing import Any
 import trio
 
 from memlite.actors.graces import ROOT_STOP
-from memlite.actors.root import run_root
+from memlite.tree import run_root
 from memlite.config import Settings, default_data_dir, load_settings
 from memlite.errors import MemliteError, PortInUse
 from memlite.lifecycle import (

@@ -18,7 +18,7 @@ from ports import free_port
 from worker_helpers import fixture, query
 
 from memlite import ingest
-from memlite.actors import root
+from memlite import tree as root
 from memlite.actors.core import ChildExited, ChildStarted, ChildStopped
 from memlite.config import load_settings
 from memlite.errors import NotADatabaseError

@@ -1,10 +1,12 @@
 """The actor runtime and memlite's actors; see :mod:`memlite.actors.core` for the model."""
 
+from memlite.actors import core
 from memlite.actors.core import (
     Actor,
     ActorRef,
     ChildCrashed,
     ChildExited,
+    ChildGaveUp,
     ChildRestarted,
     ChildSpec,
     ChildStarted,
@@ -19,21 +21,4 @@ from memlite.actors.core import (
     spawn,
 )
 
-__all__ = [
-    "Actor",
-    "ActorRef",
-    "ChildCrashed",
-    "ChildExited",
-    "ChildRestarted",
-    "ChildSpec",
-    "ChildStarted",
-    "ChildStopped",
-    "LifecycleEvent",
-    "Mailbox",
-    "MailboxStatistics",
-    "Reply",
-    "Restart",
-    "Supervisor",
-    "SupervisorEscalated",
-    "spawn",
-]
+__all__ = core.__all__  # one export list: memlite.actors.core's

@@ -286,8 +286,10 @@ class Supervisor:
         ``await nursery.start(sup.run)`` starts each child with ``nursery.start``, in
         order, and returns the supervisor once all are up. ``stop`` stops them in
         reverse order, after which ``run`` returns. ``events`` records every
-        transition (the newest ``EVENTS_KEPT``). A stop requested while a child is starting takes effect once it
-        has started.
+        transition (the newest ``EVENTS_KEPT``). A stop requested while a child is
+        starting takes effect once it has started. A child that is itself a
+        ``Supervisor`` (it reported itself as started) is asked to stop its children
+        in order.
     Failure:
         A child's ``Exception`` is logged and recorded; ``trio.Cancelled`` and other
         ``BaseException`` pass through. No restarts happen once stopping begins. More

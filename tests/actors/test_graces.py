@@ -32,7 +32,7 @@ def test_the_table_adds_up_to_the_workers_cap_and_the_promise():
 
 
 def test_the_tree_uses_the_table(data_dir, monkeypatch):
-    from memlite.actors import root
+    from memlite import tree as root
     from memlite.config import load_settings
 
     with socket.socket() as probe:

@@ -1,5 +1,9 @@
 """The root of the worker's task tree: one supervisor over every actor and the HTTP front.
 
+The composition root: it lives outside ``memlite/actors/`` because it wires the actors
+to the web layer (Hypercorn, the Quart app); no actor imports it or any web code
+(``tests/actors/test_layering.py``).
+
 The contract of :func:`run_root` (all ``memlite/worker.py`` relies on)
     * Serve HTTP on 127.0.0.1:``settings.worker_port`` (never another address).
     * Call ``task_status.started(port)`` once requests are being answered.
