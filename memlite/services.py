@@ -5,8 +5,11 @@ start, from its supervisor's refs, and passes it to the children that need it, t
 app and ingestion. Nothing in it owns a nursery: the actors live under the supervisor; this
 record only holds the refs (stable across restarts) and a few values.
 
-``Activity`` is the one piece of shared mutable state: the HTTP front touches it on every
-request and the idle-shutdown actor reads it. It is only touched from the Trio thread.
+Shared mutable state, all touched only from the Trio thread: ``Activity`` (the HTTP
+front touches it on every request, the idle-shutdown actor reads it), ``settings``
+(replaced by ``PUT /api/settings``), the ``ObserverHub`` (its ``failing`` map and its
+``Governor``: concurrency token, daily budget, pause, shared by every session and the
+cleanup review) and ``degraded`` (a view of the optional supervisor's given-up children).
 """
 
 from __future__ import annotations

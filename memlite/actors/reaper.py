@@ -3,7 +3,8 @@
 A Claude Code session that is closed without a SessionEnd (terminal killed, laptop lid,
 SessionEnd's 1.5 s budget exceeded) would keep its session actor forever. The reaper asks
 the session supervisor, every ``period`` seconds, to stop those idle for
-SESSION_IDLE_MINUTES or more. Hung observers join this round in the observer's issue.
+SESSION_IDLE_MINUTES or more. A session actor busy with its observer is not idle; a hung
+AI turn is ended by its own turn deadline, not by the reaper.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Session actors: one per Claude Code session, under the session supervisor.
 
-A ``SessionActor`` is where everything about one live Claude Code session happens. For
-now it only counts the events it is told about and keeps its last-activity time; the AI
-observer (a later issue) plugs into ``SessionActor.handle``: it will feed the session's
-pending events to its observer conversation. The events themselves are already durable
+A ``SessionActor`` is where everything about one live Claude Code session happens. The
+base class counts the events it is told about and keeps its last-activity time; the
+observing session (``memlite.actors.observer.ObservingSession``) overrides
+``SessionActor.handle`` to feed the session's pending events to its observer. The events themselves are already durable
 (the ``events`` table is the queue), so a ``Deliver`` is a doorbell, not the data: a
 doorbell that cannot be rung (the session's mailbox is full) loses nothing, the session
 reads its pending events from the database.
@@ -98,7 +98,8 @@ class SessionActor:
         session; the session's next event starts a fresh actor (its events wait in the
         database). It never affects other sessions.
     Timeouts:
-        None here; ``request_stop`` tells it how long it may still wait on the AI.
+        The base class waits on nothing; ``request_stop`` tells a subclass how long it
+        may still wait on the AI (``ObservingSession`` states its own deadlines).
     """
 
     def __init__(self, session_id: str, *, mailbox_size: int = 128) -> None:
