@@ -40,7 +40,6 @@ from typing import Any
 import trio
 
 from memlite.actors.graces import ROOT_STOP
-from memlite.tree import run_root
 from memlite.config import Settings, default_data_dir, load_settings
 from memlite.errors import MemliteError, PortInUse
 from memlite.lifecycle import (
@@ -61,6 +60,7 @@ from memlite.lifecycle import (
     write_pidfile,
     write_start_error,
 )
+from memlite.tree import run_root
 
 __all__ = ["SHUTDOWN_GRACE_SECONDS", "configure_logging", "run", "serve"]
 

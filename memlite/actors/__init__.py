@@ -1,24 +1,7 @@
-"""The actor runtime and memlite's actors; see :mod:`memlite.actors.core` for the model."""
+"""The actor runtime and memlite's actors; see :mod:`memlite.actors.core` for the model.
 
-from memlite.actors import core
-from memlite.actors.core import (
-    Actor,
-    ActorRef,
-    ChildCrashed,
-    ChildExited,
-    ChildGaveUp,
-    ChildRestarted,
-    ChildSpec,
-    ChildStarted,
-    ChildStopped,
-    LifecycleEvent,
-    Mailbox,
-    MailboxStatistics,
-    Reply,
-    Restart,
-    Supervisor,
-    SupervisorEscalated,
-    spawn,
-)
+The public names are ``memlite.actors.core.__all__``: one list, re-exported here.
+"""
 
-__all__ = core.__all__  # one export list: memlite.actors.core's
+from memlite.actors.core import *  # noqa: F403 - the runtime's public names
+from memlite.actors.core import __all__ as __all__

@@ -3,10 +3,10 @@
 A ``SessionActor`` is where everything about one live Claude Code session happens. The
 base class counts the events it is told about and keeps its last-activity time; the
 observing session (``memlite.actors.observer.ObservingSession``) overrides
-``SessionActor.handle`` to feed the session's pending events to its observer. The events themselves are already durable
-(the ``events`` table is the queue), so a ``Deliver`` is a doorbell, not the data: a
-doorbell that cannot be rung (the session's mailbox is full) loses nothing, the session
-reads its pending events from the database.
+``SessionActor.handle`` to feed the session's pending events to its observer. The
+events themselves are already durable (the ``events`` table is the queue), so a
+``Deliver`` is a doorbell, not the data: a doorbell that cannot be rung (the session's
+mailbox is full) loses nothing, the session reads its pending events from the database.
 
 The ``SessionSupervisor`` owns every session actor: it starts one on a session's first
 ``Deliver``, stops it gracefully on ``EndSession`` or when the reaper finds it idle, and

@@ -138,7 +138,7 @@ async def test_quick_exit_keeps_a_slow_ai_summary_from_the_fake_cli(data_dir, tm
                 await ref.send(Deliver(session_id="s1", event_id=None, event_name=name))
             await ref.send(EndSession(session_id="s1", reason="prompt_input_exit"))
             with trio.fail_after(60):
-                while (await ref.ask(lambda reply: CountSessions(reply=reply),
+                while (await ref.ask(lambda reply: CountSessions(reply=reply),  # noqa: ASYNC110
                                      timeout=5)).ending:
                     await trio.sleep(0.05)
     assert db_rows(data_dir, "SELECT request FROM summaries") == [("fake AI summary",)]
