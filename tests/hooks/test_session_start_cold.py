@@ -187,13 +187,17 @@ def test_first_run_the_venv_builder_starts_the_worker_which_drains_the_spool(
     plugin_data = tmp_path / "plugin-data"
     plugin_data.mkdir()
 
-    def fake_run(argv, check):  # type: ignore[no-untyped-def]
+    def fake_run(argv, check=False, **kwargs):  # type: ignore[no-untyped-def]
         if argv[1:3] == ["-m", "venv"]:
-            (Path(argv[3]) / "bin").mkdir(parents=True)
-            shim = Path(argv[3]) / "bin" / "python"
+            (Path(argv[-1]) / "bin").mkdir(parents=True)
+            shim = Path(argv[-1]) / "bin" / "python"
             shim.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
             shim.chmod(0o755)
-        return subprocess.CompletedProcess(argv, 0)
+        elif "sys.version_info" in argv[-1]:  # which Python makes the venv
+            return subprocess.CompletedProcess(argv, 0, stdout="3 11\n", stderr="")
+        elif argv[1:4] == ["-m", "pip", "--version"]:  # can the host's pip install into it
+            return subprocess.CompletedProcess(argv, 0, stdout="pip 24.0 from x\n", stderr="")
+        return subprocess.CompletedProcess(argv, 0, stdout="", stderr="")
 
     monkeypatch.setattr(bootstrap.subprocess, "run", fake_run)
     for key in ("MEMLITE_WORKER_PORT", "MEMLITE_OBSERVER", "MEMLITE_EMBEDDER"):
