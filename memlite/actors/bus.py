@@ -30,7 +30,6 @@ __all__ = [
     "Inbox",
     "Publish",
     "Subscribe",
-    "Unsubscribe",
 ]
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,9 @@ class Subscribe:
 
 @attrs.frozen(kw_only=True)
 class Unsubscribe:
-    """Close the subscription whose receive channel is ``channel``. No answer."""
+    """Close the subscription whose receive channel is ``channel``. No answer.
+
+    Test-only: not in ``__all__`` (a subscriber closes its channel; the bus forgets it)."""
 
     channel: trio.MemoryReceiveChannel[dict[str, Any]]
 

@@ -64,7 +64,6 @@ from memlite.actors.reply import Reply, _Answer
 from memlite.errors import ActorDied, AskTimeout, MailboxFull
 
 __all__ = [
-    "Actor",
     "ActorRef",
     "ChildCrashed",
     "ChildExited",
@@ -339,7 +338,8 @@ class ActorRef:
 
 
 class Actor:
-    """Optional base for an actor that handles one message at a time.
+    """Optional base for an actor that handles one message at a time (test sugar: not in
+    ``__all__``; memlite's own actors own their loops).
 
     Subclasses set ``name`` and ``mailbox_size`` and implement :meth:`handle`.
 

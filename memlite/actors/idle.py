@@ -29,7 +29,6 @@ __all__ = [
     "IdleStatus",
     "Inbox",
     "RECHECK_SECONDS",
-    "Touch",
 ]
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,9 @@ ASK_TIMEOUT = 5.0
 
 @attrs.frozen(kw_only=True)
 class Touch:
-    """Something happened that is not an HTTP request: restart the countdown now."""
+    """Something happened that is not an HTTP request: restart the countdown now.
+
+    Test-only: not in ``__all__`` (the worker counts requests through ``Activity``)."""
 
 
 @attrs.frozen(kw_only=True)

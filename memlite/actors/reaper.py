@@ -23,7 +23,6 @@ from memlite.errors import ActorError
 __all__ = [
     "Inbox",
     "PERIOD_SECONDS",
-    "ReapNow",
     "Reaper",
     "ReaperStatistics",
 ]
@@ -36,7 +35,9 @@ ASK_TIMEOUT = 5.0
 
 @attrs.frozen(kw_only=True)
 class ReapNow:
-    """Run a round now (the periodic schedule is unchanged). Answer: the stopped ids."""
+    """Run a round now (the periodic schedule is unchanged). Answer: the stopped ids.
+
+    Test-only: not in ``__all__``."""
 
     reply: Reply[list[str]]
 

@@ -27,9 +27,7 @@ __all__ = [
     "SetEventStatus",
     "SetObserverHealth",
     "SetSdkSessionId",
-    "StartSession",
     "Stop",
-    "StoreEvent",
     "StoreHookEvent",
     "StoreObservation",
     "StoreObservations",
@@ -44,7 +42,10 @@ _reply = attrs.field(default=None)
 
 @attrs.frozen(kw_only=True)
 class StartSession:
-    """Create or resume a session. Answer: ``Session``."""
+    """Create or resume a session. Answer: ``Session``.
+
+    Test-only: not in ``__all__`` (the worker stores hook events with ``StoreHookEvent``,
+    which starts sessions itself)."""
 
     session_id: str
     project: str | None = None
@@ -78,7 +79,9 @@ class SetSdkSessionId:
 
 @attrs.frozen(kw_only=True)
 class StoreEvent:
-    """Append a redacted hook event to the durable queue. Answer: ``InsertResult``."""
+    """Append a redacted hook event to the durable queue. Answer: ``InsertResult``.
+
+    Test-only: not in ``__all__`` (the worker uses ``StoreHookEvent``)."""
 
     session_id: str
     event_name: str

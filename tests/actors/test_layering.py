@@ -40,3 +40,14 @@ def test_every_actor_module_states_mailbox_lifecycle_failure_and_timeouts(path):
     missing = [word for word in ("Mailbox", "Lifecycle", "Failure", "Timeouts")
                if f"{word}:" not in text and f"{word}\n" not in text]
     assert not missing, f"{path.name} does not state: {missing}"
+
+
+@pytest.mark.parametrize(("module", "name"), [
+    ("memlite.actors.core", "Actor"), ("memlite.actors.bus", "Unsubscribe"),
+    ("memlite.actors.idle", "Touch"), ("memlite.actors.reaper", "ReapNow"),
+    ("memlite.actors.storage", "StoreEvent"), ("memlite.actors.storage", "StartSession"),
+    ("memlite.actors", "Actor")])
+def test_test_only_messages_are_not_exported(module, name):
+    import importlib
+
+    assert name not in importlib.import_module(module).__all__
