@@ -56,7 +56,9 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
 from functools import partial
+from typing import Any, TypeVar
 
 import trio
 from hypercorn.config import Config
@@ -100,6 +102,8 @@ from memlite.storage.pool import ReaderPool
 __all__ = ["GRACEFUL_TIMEOUT", "WorkerTree", "run_root"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 OPTIONAL_INTENSITY = 3
 OPTIONAL_PERIOD = 60.0
@@ -179,9 +183,11 @@ class WorkerTree:
             idle_seconds=settings["OBSERVER_IDLE_MINUTES"] * 60,
             publish=partial(publish, self.services))
 
-    async def _read(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         async with self.readers.borrow() as conn:
-            return await conn.async_run(fn, conn, *args, **kwargs)
+            result: T = await conn.async_run(  # type: ignore[attr-defined]
+                fn, conn, *args, **kwargs)
+            return result
 
     # Each start function builds a fresh actor, so a restarted child starts clean.
 
@@ -200,7 +206,7 @@ class WorkerTree:
         killed = await trio.to_thread.run_sync(reap_with_retry, self.services.data_dir)
         if killed:
             log.warning("killed %d observer processes left by a previous worker", len(killed))
-        requeued = await self.services.storage.ask(
+        requeued: int = await self.services.storage.ask(
             lambda reply: RequeueProcessingEvents(reply=reply), timeout=30)
         if requeued:
             log.info("requeued %d events left processing by a previous worker", requeued)

@@ -155,9 +155,8 @@ class EventBus:
                     reply.send_nowait(receive)
                 self._subscribers[receive] = send
             case Unsubscribe(channel=channel):
-                send = self._subscribers.pop(channel, None)
-                if send is not None:
-                    send.close()
+                if channel in self._subscribers:
+                    self._subscribers.pop(channel).close()
             case GetStatistics(reply=reply):
                 with reply:
                     reply.send_nowait(self.statistics())

@@ -55,7 +55,7 @@ import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import attrs
 import trio
@@ -110,7 +110,7 @@ def _reply_of(message: object) -> Reply[Any] | trio.MemorySendChannel[Any] | Non
 
 
 def _unanswered(reply: Reply[Any] | trio.MemorySendChannel[Any]) -> bool:
-    if type(reply) is Reply:
+    if isinstance(reply, Reply):
         return not reply._closed
     return bool(reply.statistics().open_send_channels)
 
@@ -321,7 +321,7 @@ class ActorRef:
         answer = pending.value
         if isinstance(answer, Exception):
             raise answer
-        return answer
+        return cast(T, answer)
 
     def statistics(self) -> MailboxStatistics:
         """Return the depth and capacity of the actor's mailbox."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -213,20 +214,20 @@ class EmbedderActor:
                     self.queries_rejected += 1
                     with reply:
                         reply.send_nowait(None)
-            case Reindex(reply=reply):
-                with reply:
+            case Reindex(reply=answer):
+                with answer:
                     if self.model is None and self.state != "loading":
-                        reply.send_nowait(MemliteError(
+                        answer.send_nowait(MemliteError(
                             f"no embedding model is loaded ({self.state}"
                             f"{': ' + self.error if self.error else ''}); nothing to reindex"))
                     else:
                         self._reindex = True
                         self.state, self.embedded, self.skipped = "indexing", 0, 0
                         self._wake.set()
-                        reply.send_nowait(True)
-            case GetEmbedderStatus(reply=reply):
-                with reply:
-                    reply.send_nowait(self.status())
+                        answer.send_nowait(True)
+            case GetEmbedderStatus(reply=status):
+                with status:
+                    status.send_nowait(self.status())
             case _:
                 assert_never(message)
 
@@ -270,7 +271,7 @@ class EmbedderActor:
                 elif trio.current_time() - last_scan > self.rescan:
                     # Ids are plain rowids: an observation stored in the id of a deleted
                     # newest one, within one poll, is below the mark. A full scan finds it.
-                    missing, _ = await reader.async_run(_missing, reader)
+                    missing, _ = await reader.async_run(_missing, reader)  # type: ignore[attr-defined]
                     known = set(self.pending)
                     self.pending.extend(i for i in missing if i not in known)
                     last_scan = trio.current_time()
@@ -310,17 +311,17 @@ class EmbedderActor:
             except MemliteError as exc:
                 log.warning("could not prepare the vector table (retrying): %s", exc)
                 await trio.sleep(self.retry_batch)
-        self.pending, self.high_water = await reader.async_run(_missing, reader)
+        self.pending, self.high_water = await reader.async_run(_missing, reader)  # type: ignore[attr-defined]
         if self.pending:
             log.info("%d observations need a vector (%s)", len(self.pending), model.name)
 
     async def _catch_up(self, reader: apsw.Connection) -> None:
         """Embed what is pending and whatever was stored since the last look."""
-        newer, self.high_water = await reader.async_run(_newer_than, reader, self.high_water)
+        newer, self.high_water = await reader.async_run(_newer_than, reader, self.high_water)  # type: ignore[attr-defined]
         self.pending.extend(newer)
         while self.pending and not self._reindex:
             batch = self.pending[:BATCH]
-            rows = await reader.async_run(_texts, reader, batch)
+            rows = await reader.async_run(_texts, reader, batch)  # type: ignore[attr-defined]
             started = time.perf_counter()
             try:
                 vectors = await trio.to_thread.run_sync(
@@ -338,8 +339,7 @@ class EmbedderActor:
                              in zip(rows, vectors, strict=True)),
                             key=lambda row: (row[1], row[0]))
             try:
-                await self.storage.ask(lambda reply, s=stored: StoreVectors(
-                    vectors=s, reply=reply), timeout=ASK_TIMEOUT)
+                await self.storage.ask(partial(_store_vectors, stored), timeout=ASK_TIMEOUT)
             except MemliteError as exc:
                 log.warning("storing %d vectors failed (retrying): %s", len(stored), exc)
                 await trio.sleep(self.retry_batch)
@@ -357,25 +357,32 @@ def _as_bytes(vector: Any) -> bytes:
     return array.tobytes()
 
 
+def _store_vectors(vectors: list[tuple[int, str, bytes, str]], reply: Reply[Any]
+                   ) -> StoreVectors:
+    return StoreVectors(vectors=vectors, reply=reply)
+
+
 def _missing(conn: apsw.Connection) -> tuple[list[int], int]:
     """Ids of observations with no vector (grouped by project), and the largest id."""
-    top = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0]
+    top = int(conn.execute(  # type: ignore[arg-type]
+        "SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0])
     if vector_table_info(conn) is None:
-        return [], int(top)
+        return [], top
     rows = conn.execute(
         f"SELECT id FROM observations WHERE id <= ? AND id NOT IN "
         f"(SELECT observation_id FROM {VECTOR_TABLE}) ORDER BY project, id", (top,))
-    return [int(r[0]) for r in rows], int(top)
+    return [int(r[0]) for r in rows], top
 
 
 def _newer_than(conn: apsw.Connection, high_water: int) -> tuple[list[int], int]:
     # Ids are rowids (no AUTOINCREMENT): once the newest observations are deleted, the
     # next ones reuse their ids, so the mark must come back down to the current maximum.
-    top = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0]
-    high_water = min(high_water, int(top))
+    top = int(conn.execute(  # type: ignore[arg-type]
+        "SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0])
+    high_water = min(high_water, top)
     rows = conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY project, id",
                         (high_water,)).fetchall()
-    ids = [int(r[0]) for r in rows]
+    ids = [int(r[0]) for r in rows]  # type: ignore[arg-type]
     return ids, max([high_water, *ids])
 
 

@@ -20,6 +20,7 @@ import trio
 
 from memlite.actors.core import ActorRef, Mailbox, Reply
 from memlite.actors.session import CountSessions
+from memlite.actors.session_messages import SessionCount
 from memlite.errors import ActorError
 from memlite.services import Activity
 
@@ -134,8 +135,8 @@ class IdleShutdown:
     async def _idle_enough(self) -> bool:
         """At the deadline: True if still idle; else set the next deadline."""
         try:
-            count = await self.sessions.ask(lambda reply: CountSessions(reply=reply),
-                                            timeout=ASK_TIMEOUT)
+            count: SessionCount = await self.sessions.ask(
+                lambda reply: CountSessions(reply=reply), timeout=ASK_TIMEOUT)
         except ActorError as exc:
             now = trio.current_time()
             log.warning("idle shutdown: cannot count sessions (%s); looking again later", exc)

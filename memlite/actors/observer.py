@@ -426,8 +426,9 @@ class ObservingSession(SessionActor):
     async def _project(self, event: Event) -> str:
         session = await self.hub.read(reads.get_session, self.session_id)
         if session is not None and session.project:
-            return session.project
-        return str(event.data().get("cwd") or "") or "unknown"
+            return str(session.project)
+        cwd: object = event.data().get("cwd")
+        return str(cwd or "") or "unknown"
 
     # --- the summary --------------------------------------------------------------------
 

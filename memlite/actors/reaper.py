@@ -120,7 +120,7 @@ class Reaper:
         max_idle = self.max_idle_seconds()
         self._rounds += 1
         try:
-            reaped = await self.sessions.ask(
+            reaped: list[str] = await self.sessions.ask(
                 lambda reply: ReapIdle(max_idle_seconds=max_idle, reply=reply),
                 timeout=ASK_TIMEOUT)
         except ActorError as exc:

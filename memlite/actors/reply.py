@@ -105,8 +105,9 @@ class _AskTimer:
 
     @classmethod
     def current(cls) -> _AskTimer:
-        timer = cls._var.get(None)
-        if timer is None:
+        try:
+            return cls._var.get()
+        except LookupError:
             timer = cls()
             cls._var.set(timer)
             trio.lowlevel.spawn_system_task(timer._run, name="memlite ask timer")

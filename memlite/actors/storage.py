@@ -338,7 +338,7 @@ class StorageActor:
                 self._identity = None  # not a file we can stat: nothing to watch
             checkpointer = WalCheckpointer(self.location)
             try:
-                await conn.async_run(checkpointer.install, conn)
+                await conn.async_run(checkpointer.install, conn)  # type: ignore[attr-defined]
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._cut_batch_on_cancel, name="storage:stop-watch")
                     with Mailbox("storage", size=self.mailbox_size) as mailbox:
@@ -380,7 +380,7 @@ class StorageActor:
             with trio.CancelScope(shield=True, deadline=deadline) as scope:
                 self._batch_scope = scope
                 try:
-                    outcomes = await conn.async_run(_write, conn, batch, checkpointer,
+                    outcomes = await conn.async_run(_write, conn, batch, checkpointer,  # type: ignore[attr-defined]
                                                     self._identity)
                 finally:
                     self._batch_scope = None

@@ -6,7 +6,7 @@ may carry a ``reply``; None means fire-and-forget (errors are logged).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -38,6 +38,18 @@ __all__ = [
 
 # ``reply`` is optional on every message: None means fire-and-forget (errors are logged).
 _reply = attrs.field(default=None)
+
+
+def _ints(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(values)
+
+
+def _observations(values: Iterable[NewObservation]) -> tuple[NewObservation, ...]:
+    return tuple(values)
+
+
+def _rows(values: Iterable[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(values)
 
 
 @attrs.frozen(kw_only=True)
@@ -107,7 +119,7 @@ class StorePrompt:
 class SetEventStatus:
     """Move events to pending/processing/done/skipped. Answer: ``int`` (rows changed)."""
 
-    event_ids: tuple[int, ...] = attrs.field(converter=tuple)
+    event_ids: tuple[int, ...] = attrs.field(converter=_ints)
     status: str
     reply: Reply[Any] | None = _reply
 
@@ -133,7 +145,7 @@ class StoreObservations:
     is a no-op. ``mark_done=False``: provisional, events stay pending. Answer:
     ``list[InsertResult]``."""
 
-    observations: tuple[NewObservation, ...] = attrs.field(converter=tuple)
+    observations: tuple[NewObservation, ...] = attrs.field(converter=_observations)
     mark_done: bool = True
     reply: Reply[Any] | None = _reply
 
@@ -162,7 +174,7 @@ class StoreSummary:
     done, in one transaction. Answer: ``int`` (its id)."""
 
     summary: NewSummary
-    done_event_ids: tuple[int, ...] = attrs.field(default=(), converter=tuple)
+    done_event_ids: tuple[int, ...] = attrs.field(default=(), converter=_ints)
     reply: Reply[Any] | None = _reply
 
 
@@ -222,7 +234,7 @@ class StoreVectors:
     ``vectors.upsert_vectors``: rows of deleted or replaced observations are dropped).
     Answer: ``int`` stored."""
 
-    vectors: tuple[tuple[Any, ...], ...] = attrs.field(converter=tuple)
+    vectors: tuple[tuple[Any, ...], ...] = attrs.field(converter=_rows)
     reply: Reply[Any] | None = _reply
 
 

@@ -397,8 +397,9 @@ class Supervisor:
             child.gone = True
             child.notify()
             child.done.set()
-        if child.report_to is not None:  # it ended for good before it ever started
-            child.report_to, report = None, child.report_to
+        report = child.report_to
+        if report is not None:  # it ended for good before it ever started
+            child.report_to = None
             report.started()
 
     async def _run_once(self, child: _Child, attempt: int) -> tuple[_Outcome, BaseException | None]:
@@ -485,8 +486,9 @@ class Supervisor:
                 value._seal()
             child.notify()
         self.events.append(ChildStarted(name=child.spec.name, attempt=attempt, at=_now()))
-        if child.report_to is not None:
-            child.report_to, report = None, child.report_to
+        report = child.report_to
+        if report is not None:
+            child.report_to = None
             report.started()
 
     async def _stop_child(self, child: _Child) -> None:
