@@ -357,7 +357,7 @@ def _as_bytes(vector: Any) -> bytes:
     return array.tobytes()
 
 
-def _store_vectors(vectors: list[tuple[int, str, bytes, str]], reply: Reply[Any]
+def _store_vectors(vectors: list[tuple[int, str, bytes, str]], reply: Reply[int]
                    ) -> StoreVectors:
     return StoreVectors(vectors=vectors, reply=reply)
 

@@ -2,6 +2,9 @@
 
 Import them from ``memlite.actors.storage``, which re-exports every one. Each message
 may carry a ``reply``; None means fire-and-forget (errors are logged).
+
+Each message's ``reply`` is typed with its answer (``Reply[InsertResult]``...); an error
+is sent on the same reply and raised by ``ask``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from typing import Any
 import attrs
 
 from memlite.actors.core import Reply
-from memlite.storage.records import NewObservation, NewSummary
+from memlite.storage.capture import HookEventStored
+from memlite.storage.records import InsertResult, NewObservation, NewSummary, Session
 
 __all__ = [
     "CompleteSession",
@@ -68,7 +72,7 @@ class StartSession:
     source: str | None = None
     transcript_path: str | None = None
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[Session] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -77,7 +81,7 @@ class CompleteSession:
 
     session_id: str
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -86,7 +90,7 @@ class SetSdkSessionId:
 
     session_id: str
     sdk_session_id: str | None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -101,7 +105,7 @@ class StoreEvent:
     tool_name: str | None = None
     tool_use_id: str | None = None
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[InsertResult] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -112,7 +116,7 @@ class StorePrompt:
     prompt_text: str
     prompt_number: int | None = None
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[InsertResult] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -121,14 +125,14 @@ class SetEventStatus:
 
     event_ids: tuple[int, ...] = attrs.field(converter=_ints)
     status: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
 class RequeueProcessingEvents:
     """Put events a dead worker left ``processing`` back to pending. Answer: ``int``."""
 
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -136,7 +140,7 @@ class StoreObservation:
     """Store an observation and mark its source events done. Answer: ``InsertResult``."""
 
     observation: NewObservation
-    reply: Reply[Any] | None = _reply
+    reply: Reply[InsertResult] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -147,7 +151,7 @@ class StoreObservations:
 
     observations: tuple[NewObservation, ...] = attrs.field(converter=_observations)
     mark_done: bool = True
-    reply: Reply[Any] | None = _reply
+    reply: Reply[list[InsertResult]] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -155,7 +159,7 @@ class PruneEvents:
     """Prune payloads of events finished before ``older_than_ms``. Answer: ``int``."""
 
     older_than_ms: int
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -165,7 +169,7 @@ class SetObserverHealth:
     session_id: str
     failures: int
     error: str | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -175,7 +179,7 @@ class StoreSummary:
 
     summary: NewSummary
     done_event_ids: tuple[int, ...] = attrs.field(default=(), converter=_ints)
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -186,7 +190,7 @@ class RecordAudit:
     action: str
     target: str
     detail: Mapping[str, Any] | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -195,7 +199,7 @@ class DeleteObservation:
 
     observation_id: int
     actor: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -204,7 +208,7 @@ class DeleteSummary:
 
     summary_id: int
     actor: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -213,7 +217,7 @@ class DeleteSession:
 
     session_id: str
     actor: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -225,7 +229,7 @@ class EnsureVectorTable:
     dim: int
     model: str
     recreate: bool = False
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -235,7 +239,7 @@ class StoreVectors:
     Answer: ``int`` stored."""
 
     vectors: tuple[tuple[Any, ...], ...] = attrs.field(converter=_rows)
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -264,14 +268,14 @@ class StoreHookEvent:
     complete: bool = False
     require_session: bool = False
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[HookEventStored] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
 class Stop:
     """Commit the batch in hand, then stop (queued messages get ``ActorDied``)."""
 
-    reply: Reply[Any] | None = _reply
+    reply: Reply[None] | None = _reply
 
 
 Inbox = (
