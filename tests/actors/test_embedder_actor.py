@@ -403,7 +403,7 @@ async def test_abandoned_queries_are_dropped_before_any_work_and_the_queue_is_bo
     from memlite.errors import AskTimeout
 
     model = SlowQueries()
-    asks = 4 * (QUERY_WORKERS + QUERY_QUEUE)
+    asks = 2 * (QUERY_WORKERS + QUERY_QUEUE) + 4  # all fit the mailbox (64): none waits
     async with spawn(StorageActor(data_dir).run) as storage:
         actor = EmbedderActor(storage, db_path(data_dir), load=lambda: model, poll=POLL)
         async with spawn(actor.run) as embedder:
@@ -413,7 +413,7 @@ async def test_abandoned_queries_are_dropped_before_any_work_and_the_queue_is_bo
             async def ask(n: int) -> None:
                 try:
                     outcomes.append(await embedder.ask(
-                        lambda r: EmbedQuery(text=f"query {n}", reply=r), timeout=0.3))
+                        lambda r: EmbedQuery(text=f"query {n}", reply=r), timeout=1.0))
                 except AskTimeout as exc:
                     outcomes.append(exc)
 
