@@ -65,7 +65,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from memlite.actors.bus import EventBus
-from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
+from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor, lone_error
 from memlite.actors.embedder import EmbedderActor
 from memlite.actors.graces import (
     BUS_GRACE,
@@ -326,17 +326,9 @@ def _one_error(group: BaseExceptionGroup[BaseException], *, started: bool) -> Ba
     opened) escalates as ``RestartIntensityExceeded``; the person starting the worker
     needs its cause (e.g. ``NotADatabaseError``, which says what to do), so that is raised.
     """
-    leaves = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    if len(leaves) != 1:
+    error = lone_error(group)
+    if error is group:
         return group
-    (error,) = leaves
     if isinstance(error, RestartIntensityExceeded) and not started and error.__cause__:
         return error.__cause__
     return error

@@ -39,6 +39,7 @@ from typing import Any
 
 import trio
 
+from memlite.actors.core import lone_error
 from memlite.actors.graces import ROOT_STOP
 from memlite.config import Settings, default_data_dir, load_settings
 from memlite.errors import MemliteError, PortInUse
@@ -183,13 +184,6 @@ def _fail(data_dir: Path, code: int, error: str, message: str) -> int:
     return code
 
 
-def _lone(exc: BaseException) -> BaseException:
-    """The one error inside nested exception groups of one (the nurseries'), else ``exc``."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
 def run(data_dir: Path | None = None) -> int:
     """Run the worker in the foreground until it is stopped; returns the exit status."""
     os.umask(0o077)  # the log, pid file and database are the user's alone
@@ -226,7 +220,7 @@ def run(data_dir: Path | None = None) -> int:
         log.exception("the worker crashed")
         if ready:
             return EXIT_CRASHED
-        cause = _lone(exc)  # e.g. NotADatabaseError, not "Exceptions from Trio nursery"
+        cause = lone_error(exc)  # e.g. NotADatabaseError, not "Exceptions from Trio nursery"
         return _fail(data_dir, EXIT_CRASHED, type(cause).__name__,
                      f"the worker crashed while starting ({cause}); see {data_dir / LOG_FILE}")
     finally:

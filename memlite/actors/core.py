@@ -79,6 +79,7 @@ __all__ = [
     "Restart",
     "Supervisor",
     "SupervisorEscalated",
+    "lone_error",
     "spawn",
 ]
 
@@ -392,10 +393,28 @@ async def spawn(start: Callable[..., Awaitable[object]], *args: object) -> Async
             finally:
                 nursery.cancel_scope.cancel(reason="spawn() block exited")
     except BaseExceptionGroup as group:
-        if len(group.exceptions) != 1:
+        lone = lone_error(group)
+        if lone is group:
             raise
-        lone = group.exceptions[0]
         raise lone from lone.__cause__
+
+
+def lone_error(exc: BaseException) -> BaseException:
+    """The one error inside (nested) exception groups, else ``exc`` itself.
+
+    Nurseries wrap a lone failure in groups; the runtime, the tree and the worker all
+    report that failure as itself (the one unwrapper: ``spawn``, the storage actor,
+    ``memlite.tree``, ``memlite.worker``).
+    """
+    leaves: list[BaseException] = []
+    pending = [exc]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, BaseExceptionGroup):
+            pending.extend(item.exceptions)
+        else:
+            leaves.append(item)
+    return leaves[0] if len(leaves) == 1 else exc
 
 
 # supervisor.py builds on the classes above, so it is imported after them.

@@ -29,7 +29,7 @@ import apsw
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox
+from memlite.actors.core import ActorRef, Mailbox, lone_error
 from memlite.actors.graces import STORAGE_OVERRUN
 from memlite.actors.storage_messages import (
     CompleteSession,
@@ -352,9 +352,9 @@ class StorageActor:
                                 break
                     nursery.cancel_scope.cancel(reason="the storage actor's loop ended")
             except BaseExceptionGroup as group:  # the watcher never fails: the loop's error
-                if len(group.exceptions) != 1:
+                lone = lone_error(group)
+                if lone is group:
                     raise
-                lone = group.exceptions[0]
                 raise lone from lone.__cause__
             finally:
                 await checkpointer.aclose()  # first, so the writer closes last
