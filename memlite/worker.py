@@ -39,7 +39,7 @@ from typing import Any
 
 import trio
 
-from memlite.actors.core import lone_error
+from memlite.actors.core import ReportedStatus, lone_error
 from memlite.actors.graces import ROOT_STOP
 from memlite.config import Settings, default_data_dir, load_settings
 from memlite.errors import MemliteError, PortInUse
@@ -87,22 +87,10 @@ def configure_logging(data_dir: Path) -> logging.Handler:
     return handler
 
 
-class _Started:
-    """Passes ``started()`` through and remembers whether the root called it."""
-
-    def __init__(self, inner: trio.TaskStatus[int | None]) -> None:
-        self.inner = inner
-        self.called = False
-
-    def started(self, value: int | None = None) -> None:
-        self.called = True
-        self.inner.started(value)
-
-
 async def _run_root(settings: Settings, shutdown: trio.Event, scope: trio.CancelScope,
                     done: trio.Event, *,
                     task_status: trio.TaskStatus[int | None] = trio.TASK_STATUS_IGNORED) -> None:
-    status = _Started(task_status)
+    status = ReportedStatus(task_status)
     try:
         with scope:
             await run_root(settings, shutdown=shutdown, task_status=status)  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 import attrs
 import trio
@@ -76,6 +76,7 @@ __all__ = [
     "Mailbox",
     "MailboxStatistics",
     "Reply",
+    "ReportedStatus",
     "Restart",
     "Supervisor",
     "SupervisorEscalated",
@@ -397,6 +398,18 @@ async def spawn(start: Callable[..., Awaitable[object]], *args: object) -> Async
         if lone is group:
             raise
         raise lone from lone.__cause__
+
+
+class ReportedStatus(Generic[T]):
+    """A ``task_status`` that passes ``started()`` through and remembers it was called
+    (the session supervisor and the worker ask "did it ever start?")."""
+
+    def __init__(self, inner: trio.TaskStatus[T]) -> None:
+        self.inner, self.called = inner, False
+
+    def started(self, value: Any = None) -> None:
+        self.called = True
+        self.inner.started(value)
 
 
 def lone_error(exc: BaseException) -> BaseException:

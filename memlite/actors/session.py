@@ -35,7 +35,7 @@ from typing import assert_never
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox
+from memlite.actors.core import ActorRef, Mailbox, ReportedStatus
 from memlite.actors.session_messages import (
     CountSessions,
     Deliver,
@@ -163,17 +163,6 @@ class _Entry:
     ref: ActorRef | None = None
     scope: trio.CancelScope | None = None
     ending: bool = False
-
-
-class _Reported:
-    """A ``task_status`` that remembers whether ``started`` was called."""
-
-    def __init__(self, inner: trio.TaskStatus[ActorRef | None]) -> None:
-        self.inner, self.called = inner, False
-
-    def started(self, value: ActorRef | None = None) -> None:
-        self.called = True
-        self.inner.started(value)
 
 
 class SessionSupervisor:
@@ -334,7 +323,7 @@ class SessionSupervisor:
 
     async def _run_session(self, session_id: str, entry: _Entry, *,
                            task_status: trio.TaskStatus[ActorRef | None]) -> None:
-        status = _Reported(task_status)
+        status = ReportedStatus(task_status)
         try:
             with trio.CancelScope() as scope:
                 entry.scope = scope
