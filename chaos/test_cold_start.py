@@ -111,8 +111,16 @@ def test_hooks_and_mcp_race_a_cold_start(world, figures, tmp_path):
         if out:
             reply = json.loads(out)
             assert reply["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-            assert MEMORY in reply["hookSpecificOutput"]["additionalContext"]
-            context = "context"
+            if MEMORY not in reply["hookSpecificOutput"]["additionalContext"]:
+                # Only the first round may miss it: the seeded database predates snapshots
+                # (an upgrade), and the worker the hook started did not answer within the
+                # hook's one-time wait (UPGRADE_WAIT); that worker writes the snapshots at
+                # its start, so every later cold SessionStart has the memory at once.
+                assert round_no == 1, reply
+                assert "served the snapshot and spool" in log.read_text()[len(log_before):]
+                context = "spool only (upgrade)"
+            else:
+                context = "context"
         else:
             context = "empty"
 

@@ -151,6 +151,11 @@ class Snapshotter:
                   ) -> None:
         with Mailbox("snapshots", size=64) as mailbox:
             task_status.started(mailbox.ref)
+            # The directory says "a worker with snapshots ran here" to the hook, even
+            # before there is anything to write (hooks/main.py ``_before_snapshots``).
+            await trio.to_thread.run_sync(
+                lambda: os.makedirs(self.data_dir / snapshot.SNAPSHOT_DIR, mode=0o700,
+                                    exist_ok=True))
             async with trio.open_nursery() as nursery:
                 if self.bus is not None:
                     nursery.start_soon(self._listen, mailbox.ref, nursery)

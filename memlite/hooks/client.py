@@ -133,7 +133,7 @@ def _read_chunked(data: bytes) -> bytes | None:
 
 
 def request(port: int, method: str, path: str, *, bearer: str | None, body: bytes | None,
-            deadline: float) -> tuple[int, bytes]:
+            deadline: float, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     """Send one request to 127.0.0.1:``port`` and return ``(status, body)``.
 
     Raises ``OSError`` (refused, reset), ``TimeoutError`` (deadline) or ``HttpError``.
@@ -142,6 +142,7 @@ def request(port: int, method: str, path: str, *, bearer: str | None, body: byte
             "Accept: application/json", "User-Agent: memlite-hook"]
     if bearer:
         head.append(f"Authorization: Bearer {bearer}")
+    head += [f"{name}: {value}" for name, value in (headers or {}).items()]
     if body is not None:
         head += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
     message = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")

@@ -20,7 +20,9 @@ SessionEnd             POST /api/sessions/complete nothing (0.8 s in all: Claude
 =====================  ==========================  =========================================
 
 A 404 from summarize/complete (the session is unknown: its start was lost) is sent again
-to ``/api/events``, which creates it. Other 4xx: logged, dropped (the event is malformed).
+to ``/api/events``, which creates it. A 401 means the worker on the port is not this data
+directory's (another install on the same port): the event is spooled, as with a worker
+down. Other 4xx: logged, dropped (the event is malformed).
 
 Worker down (refused, no token yet, reset, unreadable reply) or failing (5xx), or too slow
 (deadline): the cleaned event is appended to the spool (fsync'd); if the worker was not
@@ -41,6 +43,11 @@ invalid (``WORKER_PORT=abc``, a ``settings.json`` that is not JSON...) the event
 spooled and the reason logged; nothing is sent, since a guessed port may be another
 install's worker. Every event the hook can read is kept whatever its content: see
 ``spool.storable`` and ``_prepare``.
+
+Every POST carries ``X-Memlite-Event-At`` (epoch ms, when the hook read the event), and
+the spool keeps the same time, so an event has one time whichever copy is stored first: a
+hung worker that resumes answers the requests its hooks gave up on (and spooled), and
+those used to be dated when it resumed (user trial, docs/user-trials.md).
 
 Errors never reach stdout: one line goes to ``<data dir>/hooks.log`` (0600, rotated at
 ``LOG_MAX`` bytes to ``hooks.log.1``).
@@ -176,13 +183,18 @@ def _prepare(payload: dict[str, object], directory: str,
     return fit(kept)
 
 
+EVENT_AT_HEADER = "X-Memlite-Event-At"
+_event_at_ms = 0  # when this hook read its event (epoch ms): set by run()
+
+
 def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | None,
           deadline: float) -> tuple[int, bytes]:
     if bearer is None:
         raise _Down("no token yet (the worker never ran)", absent=True)
     try:
-        status, reply = client.request(port, method, path, bearer=bearer, body=body,
-                                       deadline=deadline)
+        status, reply = client.request(
+            port, method, path, bearer=bearer, body=body, deadline=deadline,
+            headers={EVENT_AT_HEADER: str(_event_at_ms)} if body is not None else None)
     except (ConnectionRefusedError, FileNotFoundError) as exc:
         raise _Down(f"worker not running ({exc})", absent=True) from None
     except TimeoutError:
@@ -192,6 +204,12 @@ def _send(port: int, bearer: str | None, method: str, path: str, body: bytes | N
                     absent=True) from None
     if status >= 500:
         raise _Down(f"worker answered HTTP {status}", absent=False)
+    if status == 401:
+        # Our token is refused: the worker on this port belongs to another data directory
+        # (two installs on one port, or a data directory moved while its old worker
+        # runs). Keep the event for our own worker rather than drop it.
+        raise _Down(f"the worker on port {port} refused this data directory's token "
+                    "(HTTP 401: another install's worker? set WORKER_PORT)", absent=False)
     return status, reply
 
 
@@ -297,7 +315,7 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
     from memlite.hooks import bootstrap, spool_write
 
     start = event == "SessionStart"
-    spool_write.append(directory, event, payload)
+    spool_write.append(directory, event, payload, now_ms=_event_at_ms or None)
     if not down.absent:
         log_line(directory, event, f"{down}: spooled")
         return _fallback(directory, payload, budget, str(down)) if start else None
@@ -328,9 +346,27 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
         return None
     out = _fallback(directory, payload, budget, f"{down}: spooled, worker starting")
     wait = _session_start_wait()
-    if out is None and wait > 0:
-        out = _await_context(directory, port, payload.get("cwd"), started + wait)
+    if wait == 0 and _before_snapshots(directory):
+        wait = UPGRADE_WAIT  # once: the worker it just started writes them at its start
+    if wait > 0:
+        # The worker's own block when it answers in time: it also holds what is in a
+        # database no snapshot covers yet; else what the snapshot and spool gave.
+        out = _await_context(directory, port, payload.get("cwd"), started + wait) or out
     return out
+
+
+UPGRADE_WAIT = 1.0
+"""Seconds a worker-down SessionStart waits for the worker it started when the database
+predates snapshots (a memlite older than them wrote it, no worker has run since): the
+one start after an upgrade. The worker answers in ~0.4-1 s here; every later cold start
+is served from the snapshots at once."""
+
+
+def _before_snapshots(directory: str) -> bool:
+    """A database exists but no worker of this version ever ran on it: no ``snapshots/``
+    (every worker creates it at start, even with nothing to write)."""
+    return (os.path.exists(os.path.join(directory, "memlite.db"))
+            and not os.path.isdir(os.path.join(directory, "snapshots")))
 
 
 UPGRADE_MARKER = "worker.upgrade"
@@ -389,9 +425,11 @@ def _replace_if_older(directory: str, event: str) -> None:
 
 def run(argv: list[str]) -> str | None:
     """Handle one event; return what to print (or None). Raises on internal errors."""
+    global _event_at_ms  # noqa: PLW0603 - one event per process
     started = time.monotonic()
     directory = client.data_dir()
     event, payload, problem = _read_event(argv)
+    _event_at_ms = int(time.time() * 1000)
     if payload is None:
         log_line(directory, event, problem or "bad input")
         return None
@@ -407,7 +445,7 @@ def run(argv: list[str]) -> str | None:
         # install's worker. Keep the event for when the settings are fixed.
         from memlite.hooks import spool_write
 
-        spool_write.append(directory, event, cleaned)
+        spool_write.append(directory, event, cleaned, now_ms=_event_at_ms)
         log_line(directory, event, f"spooled, not sent: {settings.error}")
         if event == "SessionStart":  # memory still arrives, from what is on disk
             return _fallback(directory, cleaned, None, "invalid settings")

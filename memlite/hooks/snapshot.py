@@ -78,14 +78,20 @@ def _read_small(path: str) -> str | None:
 
 def project_root(cwd: object) -> str | None:
     """The project identity of ``cwd``: its git top level (the main checkout for a linked
-    worktree), else the resolved ``cwd``. None for an empty or relative path.
+    worktree), else the resolved ``cwd``. None for an empty or relative path, and for one
+    that cannot be made a file name (a NUL, a lone surrogate): no worker can store such an
+    event under a project either (it is quarantined), and one of them in the spool must
+    not make every project's worker-down SessionStart fail.
 
     Mirrors ``memlite.project.resolve_project(cwd).root`` (a parity test holds them
     together) without importing it: that module needs attrs.
     """
     if not isinstance(cwd, str) or not cwd.strip() or not os.path.isabs(cwd):
         return None
-    start = os.path.realpath(cwd)
+    try:
+        start = os.path.realpath(cwd)
+    except ValueError:  # embedded NUL; UnicodeEncodeError for a lone surrogate
+        return None
     directory = start
     while True:
         dot_git = os.path.join(directory, ".git")

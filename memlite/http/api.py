@@ -20,11 +20,12 @@ Each answers ``{"event_id", "created", "session_id", "skipped"}``.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import attrs
 import trio
-from quart import Blueprint, Response, jsonify
+from quart import Blueprint, Response, jsonify, request
 
 from memlite.actors.session import ListSessions
 from memlite.actors.storage import DeleteObservation, DeleteSession, DeleteSummary, RecordAudit
@@ -144,8 +145,29 @@ async def debug_sessions() -> Response:
 # --- ingestion ------------------------------------------------------------------------------
 
 
+EVENT_AT_HEADER = "X-Memlite-Event-At"
+EVENT_AT_MAX_AGE_MS = 7 * 24 * 3600 * 1000
+
+
+def _event_at(now: int) -> int | None:
+    """The hook's own time of the event (``X-Memlite-Event-At``, epoch ms), or None (now).
+
+    The hook sends it so that a request answered late (a hung worker that resumed after
+    the hook gave up and spooled the event) is dated when it happened, as its spooled copy
+    is. A value in the future is taken as now; one older than a week, or not a number, is
+    ignored (a clock that jumped).
+    """
+    raw = request.headers.get(EVENT_AT_HEADER, "")
+    if not raw.isdigit() or len(raw) > 16:
+        return None
+    at = int(raw)
+    return min(at, now) if at >= now - EVENT_AT_MAX_AGE_MS else None
+
+
 async def _ingest(event_name: str | None, payload: dict[str, Any]) -> Response:
-    result = await ingest_hook_event(current_state().services, payload, event_name=event_name)
+    at_ms = _event_at(int(time.time() * 1000))
+    result = await ingest_hook_event(current_state().services, payload, event_name=event_name,
+                                     at_ms=at_ms)
     return jsonify({"event_id": result.event_id, "created": result.created,
                     "session_id": result.session_id, "skipped": result.skipped})
 

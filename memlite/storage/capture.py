@@ -61,6 +61,22 @@ def _fill_session(conn: apsw.Connection, session_id: str, details: Mapping[str, 
                  (*given.values(), session_id))
 
 
+def _ended_after(conn: apsw.Connection, session_id: str, at_ms: int | None) -> bool:
+    """Whether the session is completed at a time later than ``at_ms`` (a SessionStart).
+
+    Events of one session can be stored out of their own order: a hung worker that
+    resumes answers requests its hooks gave up on (and spooled), while the drain replays
+    the spooled copies with their own, older, times. Such a SessionStart happened before
+    the stored SessionEnd, so it must not reopen the session. A live SessionStart
+    (``at_ms`` None: now) after the end is a real resume and does.
+    """
+    if at_ms is None:
+        return False
+    rows = conn.execute("SELECT completed_at_epoch FROM sessions WHERE id = ? AND status = "
+                        "'completed'", (session_id,)).fetchall()
+    return bool(rows) and rows[0][0] is not None and rows[0][0] > at_ms
+
+
 def record_hook_event(
     conn: apsw.Connection,
     *,
@@ -109,8 +125,10 @@ def record_hook_event(
         set_event_status(conn, [event.id], "skipped")
     details = {"project": project, "project_name": project_name, "cwd": cwd, "branch": branch,
                "commit_sha": commit_sha, "transcript_path": transcript_path}
-    if start:
+    if start and not _ended_after(conn, session_id, at_ms):
         start_session(conn, session_id=session_id, source=source, at_ms=at_ms, **details)
+    elif start:  # a SessionStart older than the stored end: fill in, do not reopen
+        _fill_session(conn, session_id, {**details, "source": source})
     elif not known or prompt_text is not None:  # not on every tool event: once is enough
         _fill_session(conn, session_id, details)
     prompt_id = None

@@ -302,3 +302,31 @@ def test_a_spool_with_bad_lines_still_gives_the_good_ones(data_dir, tmp_path):
     assert context is not None and "edited kept.py" in context
     assert "echo" in context and "lone" in context  # the lone surrogate did not stop it
     assert context.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.parametrize("bad_cwd", ["/tmp/with\x00nul", "/tmp/lone-\ud800-surrogate"])
+def test_a_spooled_event_with_an_unexaminable_cwd_does_not_hide_the_others(
+        hook_env, data_dir, tmp_path, bad_cwd):
+    """User trial (docs/user-trials.md): one spooled event whose cwd cannot even be made
+    a path (a NUL, a lone surrogate) made every later worker-down SessionStart print
+    nothing ("snapshot unreadable: ValueError: embedded null byte"), in every project,
+    until a worker drained the spool."""
+    project = _project(tmp_path)
+    env = _no_worker(hook_env)
+    _session_one(env, project)
+    result, _ = run_hook(env, fixture_bytes("PostToolUse.Bash", session_id="sess-bad",
+                                            cwd=bad_cwd), "PostToolUse")
+    assert (result.returncode, result.stdout) == (0, b"")
+    context = _context(run_hook(env, _event("SessionStart.startup", "sess-two-2222", project),
+                                "SessionStart")[0])
+    assert "rename the greeting in hello.py" in context
+    assert snapshot.project_root(bad_cwd) is None
+    # Its own SessionStart exits 0 and prints only protocol output (the hook stores a lone
+    # surrogate as "?", so that cwd names a project of its own).
+    result, _ = run_hook(env, fixture_bytes("SessionStart.startup", session_id="sess-bad",
+                                            cwd=bad_cwd), "SessionStart")
+    assert result.returncode == 0
+    if "\x00" in bad_cwd:
+        assert result.stdout == b""
+    else:
+        assert "/tmp/lone-?-surrogate" in _context(result)
