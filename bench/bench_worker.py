@@ -126,7 +126,7 @@ def median_ms(values: list[float]) -> str:
 def section(runs: int) -> str:
     floor = [timed([sys.executable, "-I", "-S", "-c", "pass"], dict(os.environ))
              for _ in range(10)]
-    imports = [timed([sys.executable, "-c", "import memlite.worker, memlite.actors.root"],
+    imports = [timed([sys.executable, "-c", "import memlite.worker, memlite.tree"],
                      dict(os.environ)) for _ in range(5)]
     results = [one_run() for _ in range(runs)]
     with_model = [one_run("auto")[1] / 1024 for _ in range(max(1, runs // 2))]

@@ -197,6 +197,9 @@ def run_doctor(*, deadline: float = 20.0, print_: Callable[[str], None] = print)
     say("ok", f"worker pid {info.pid} on port {info.port}, version {health.get('version')}")
     if health.get("observer"):
         say("warn", f"observer health: {health['observer']}")
+    for child, error in sorted((health.get("degraded") or {}).items()):
+        say("warn", f"worker part {child} stopped after failing repeatedly (the worker "
+                    f"runs without it; restart the worker to retry): {error}")
     for level, text in spool_lines(settings.data_dir):
         say(level, text)
     _canary(info.port, token, settings.data_dir, os.getcwd(), deadline, say,

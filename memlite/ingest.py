@@ -87,6 +87,8 @@ MAX_NAME = 500
 MAX_PATH = 4096  # PATH_MAX: also bounds the project cache below
 STORE_TIMEOUT = 10.0  # a commit takes milliseconds: this means "stuck", not "slow"
 NOTIFY_TIMEOUT = 2.0
+CLEAN_ON_THREAD_BYTES = 64 * 1024
+"""A payload larger than this is redacted on a thread, not on the Trio thread."""
 
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "true/false",
                int: "a number", float: "a number", type(None): "null"}
@@ -118,12 +120,12 @@ def _text(payload: Mapping[str, Any], key: str, *, max_len: int | None = None) -
     return value
 
 
-def _check_storable(payload: Mapping[str, Any]) -> None:
+def _check_storable(payload: Mapping[str, Any]) -> int:
     """Refuse what the database would refuse later (NaN, lone surrogates, deep nesting):
     as a 400 naming the problem, not a storage failure that a spool drain would retry
-    forever. Costs ~10 us for a typical payload."""
+    forever. Costs ~10 us for a typical payload. Returns its size in bytes."""
     try:
-        json.dumps(payload, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        return len(json.dumps(payload, allow_nan=False, ensure_ascii=False).encode("utf-8"))
     except (ValueError, TypeError, UnicodeEncodeError, RecursionError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise InputError(f"the payload is not storable as JSON: {reason}") from None
@@ -250,10 +252,15 @@ async def ingest_hook_event(
     """
     if not isinstance(payload, Mapping):
         raise InputError(f"the body must be a JSON object, not {_json_type(payload)}")
-    _check_storable(payload)
+    size = _check_storable(payload)
     # The hook already cleaned it; a client that posts to the API directly did not. Cleaning
-    # twice changes nothing, so every event is stored redacted whatever sent it.
-    payload = clean(dict(payload))
+    # twice changes nothing, so every event is stored redacted whatever sent it. A large
+    # body is cleaned on a thread: ~40 ms per MB would otherwise stall every request,
+    # stream and actor of the worker (issue 17).
+    if size > CLEAN_ON_THREAD_BYTES:
+        payload = await trio.to_thread.run_sync(clean, dict(payload))
+    else:
+        payload = clean(dict(payload))
     name = _event_name(payload, event_name)
     session_id = _session_id(payload)
     if require_session is None:

@@ -1,16 +1,20 @@
 """What the worker's parts hand each other: refs to the actors and the worker's own facts.
 
-The root of the worker (``memlite.actors.root``) builds one ``Services`` before the actors
+The root of the worker (``memlite.tree``) builds one ``Services`` before the actors
 start, from its supervisor's refs, and passes it to the children that need it, the HTTP
 app and ingestion. Nothing in it owns a nursery: the actors live under the supervisor; this
 record only holds the refs (stable across restarts) and a few values.
 
-``Activity`` is the one piece of shared mutable state: the HTTP front touches it on every
-request and the idle-shutdown actor reads it. It is only touched from the Trio thread.
+Shared mutable state, all touched only from the Trio thread: ``Activity`` (the HTTP
+front touches it on every request, the idle-shutdown actor reads it), ``settings``
+(replaced by ``PUT /api/settings``), the ``ObserverHub`` (its ``failing`` map and its
+``Governor``: concurrency token, daily budget, pause, shared by every session and the
+cleanup review) and ``degraded`` (a view of the optional supervisor's given-up children).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +57,8 @@ class Services:
         sessions: the session supervisor actor (one session actor per Claude session).
         bus: the event bus (SSE fan-out).
         embedder: the embedder actor (query vectors, reindex); None outside a worker.
+        degraded: optional children given up for failing too often (name -> last
+            error), for /api/health and ``memlite doctor``; the worker runs on without.
         activity: last request time, for idle shutdown.
         observer: the observing sessions' shared hub (None outside a worker).
         ready: set once the database is open and migrated and the spool was drained.
@@ -71,6 +77,7 @@ class Services:
     sessions: ActorRef
     bus: ActorRef
     embedder: ActorRef | None = None
+    degraded: Callable[[], dict[str, str]] = attrs.field(default=dict)
     activity: Activity = attrs.field(factory=Activity)
     observer: Any = None  # memlite.actors.observer.ObserverHub (health, token counts)
     ready: trio.Event = attrs.field(factory=trio.Event)

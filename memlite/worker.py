@@ -7,7 +7,7 @@ and logs to ``worker.log`` in the data directory, rotated at 5 MB with 3 backups
 Lifecycle
     Load settings, open the log, refuse to run beside a live worker of the same data
     directory, then ``trio.run``: open the signal receiver (SIGTERM, SIGINT, SIGHUP) and
-    start the root of the task tree (``memlite.actors.root.run_root``). Once the root
+    start the root of the task tree (``memlite.tree.run_root``). Once the root
     reports its port, write ``worker.pid`` and release the spawn lock it was handed:
     that is readiness. Stop when a signal sets ``shutdown`` and the root returns, or when
     the root returns by itself (idle shutdown); then remove the pid file and exit 0.
@@ -18,8 +18,9 @@ Failure
     Before readiness the reason is also written to ``worker.start-error`` for the starter.
 
 Timeouts
-    After the first signal the root has ``SHUTDOWN_GRACE_SECONDS`` to stop cleanly before
-    it is cancelled, so the process exits within 5 s; a second signal cancels at once.
+    After the first signal the root has ``SHUTDOWN_GRACE_SECONDS`` (``ROOT_STOP``, 4.5 s:
+    the sum of its children's graces) to stop cleanly before it is cancelled, so the
+    process exits within ``STOP_BOUND`` (5 s); a second signal cancels at once.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from typing import Any
 
 import trio
 
-from memlite.actors.root import run_root
+from memlite.actors.core import ReportedStatus, lone_error
+from memlite.actors.graces import ROOT_STOP
 from memlite.config import Settings, default_data_dir, load_settings
 from memlite.errors import MemliteError, PortInUse
 from memlite.lifecycle import (
@@ -59,13 +61,15 @@ from memlite.lifecycle import (
     write_pidfile,
     write_start_error,
 )
+from memlite.tree import run_root
 
 __all__ = ["SHUTDOWN_GRACE_SECONDS", "configure_logging", "run", "serve"]
 
 log = logging.getLogger(__name__)
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-SHUTDOWN_GRACE_SECONDS = 4.0
+SHUTDOWN_GRACE_SECONDS = ROOT_STOP
+"""The root's stop budget: the sum of its children's graces (``memlite.actors.graces``)."""
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
 
@@ -83,22 +87,10 @@ def configure_logging(data_dir: Path) -> logging.Handler:
     return handler
 
 
-class _Started:
-    """Passes ``started()`` through and remembers whether the root called it."""
-
-    def __init__(self, inner: trio.TaskStatus[int | None]) -> None:
-        self.inner = inner
-        self.called = False
-
-    def started(self, value: int | None = None) -> None:
-        self.called = True
-        self.inner.started(value)
-
-
 async def _run_root(settings: Settings, shutdown: trio.Event, scope: trio.CancelScope,
                     done: trio.Event, *,
                     task_status: trio.TaskStatus[int | None] = trio.TASK_STATUS_IGNORED) -> None:
-    status = _Started(task_status)
+    status = ReportedStatus(task_status)
     try:
         with scope:
             await run_root(settings, shutdown=shutdown, task_status=status)  # type: ignore[arg-type]
@@ -120,7 +112,7 @@ async def _stop_on_signal(signals: AsyncIterator[int], shutdown: trio.Event,
             log.warning("%s again: stopping now", name)
             root.cancel(reason=f"second {name}")
         else:
-            log.info("%s: shutting down (at most %.0f s)", name, SHUTDOWN_GRACE_SECONDS)
+            log.info("%s: shutting down (at most %.1f s)", name, SHUTDOWN_GRACE_SECONDS)
             shutdown.set()
             root.deadline = trio.current_time() + SHUTDOWN_GRACE_SECONDS
 
@@ -180,13 +172,6 @@ def _fail(data_dir: Path, code: int, error: str, message: str) -> int:
     return code
 
 
-def _lone(exc: BaseException) -> BaseException:
-    """The one error inside nested exception groups of one (the nurseries'), else ``exc``."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
 def run(data_dir: Path | None = None) -> int:
     """Run the worker in the foreground until it is stopped; returns the exit status."""
     os.umask(0o077)  # the log, pid file and database are the user's alone
@@ -223,7 +208,7 @@ def run(data_dir: Path | None = None) -> int:
         log.exception("the worker crashed")
         if ready:
             return EXIT_CRASHED
-        cause = _lone(exc)  # e.g. NotADatabaseError, not "Exceptions from Trio nursery"
+        cause = lone_error(exc)  # e.g. NotADatabaseError, not "Exceptions from Trio nursery"
         return _fail(data_dir, EXIT_CRASHED, type(cause).__name__,
                      f"the worker crashed while starting ({cause}); see {data_dir / LOG_FILE}")
     finally:

@@ -72,3 +72,20 @@ def no_leaked_processes():
         except ProcessLookupError:
             pass
     assert not leaked, f"test leaked processes: {sorted(leaked)}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "loop_guard: fail an async test whose task step "
+                                       "blocks the Trio thread (tests/loopblock.py)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Async tests marked ``loop_guard`` run under ``tests/loopblock.py``'s instrument."""
+    import inspect
+
+    from loopblock import guarded_run
+
+    for item in items:
+        function = getattr(item, "function", None)
+        if item.get_closest_marker("loop_guard") and inspect.iscoroutinefunction(function):
+            item.add_marker(pytest.mark.trio(run=guarded_run(item.nodeid)))

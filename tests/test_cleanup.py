@@ -173,3 +173,34 @@ async def test_a_spent_budget_means_rules_without_starting_a_cli(conn, data_dir,
     assert "budget" in [d for name, d in events if name == "notice"][0]["message"]
     assert events[-1][1]["by"] == "rules"
     assert not log.exists()  # no CLI was started
+
+
+async def test_a_client_that_goes_away_closes_the_review_and_its_cli_at_once(conn, data_dir):
+    """Issue 17: the review's nested generator had no ``aclosing``: after a disconnect its
+    conversation (a CLI process) and the governor token went back only at garbage
+    collection. Now closing the stream closes them before ``aclose`` returns."""
+    import contextlib as _contextlib
+
+    from memlite.http.cleanup_api import _events
+
+    for n in range(4):
+        add(conn, f"note {n}", at=n)
+    closed: list[str] = []
+
+    @_contextlib.asynccontextmanager
+    async def connect():
+        try:
+            yield object()  # never asked: the client leaves before the first batch's answer
+        finally:
+            closed.append("conversation")
+
+    governor = Governor(concurrency=1, daily_tokens=1_000_000)
+    reviewer = cleanup.AIReviewer(connect, governor)
+    material = cleanup.load_review(conn, PROJECT)
+    stream = _events(material, reviewer)
+    assert b"event: start" in await stream.__anext__()
+    assert b"event: pending" in await stream.__anext__()
+    assert governor.limiter.borrowed_tokens == 1
+    await stream.aclose()  # what Quart does when the client disconnects
+    assert closed == ["conversation"]
+    assert governor.limiter.borrowed_tokens == 0

@@ -113,3 +113,23 @@ def test_doctor_says_why_the_plugin_venv_is_not_there(data_dir, tmp_path):
         subprocess.run([sys.executable, "-m", "memlite", "worker", "stop"], env=env,
                        capture_output=True, timeout=30)
     assert pid is None or not pid_alive(int(pid.group(1)))
+
+
+def test_doctor_warns_about_a_worker_part_given_up(data_dir, monkeypatch):
+    """Issue 17: an optional child that kept failing (here the embedder) is given up by
+    its supervisor; /api/health lists it under ``degraded`` and the doctor says so."""
+    import types
+
+    from memlite import doctor, spawn
+
+    monkeypatch.setattr(spawn, "start_worker", lambda *a, **k: types.SimpleNamespace(
+        info=types.SimpleNamespace(pid=4242, port=1)))
+    health = {"status": "ok", "version": "x", "observer": None,
+              "degraded": {"embedder": "RuntimeError: injected"}}
+    monkeypatch.setattr(doctor, "_api", lambda *a, **k: health)
+    monkeypatch.setattr(doctor, "_canary", lambda *a, **k: None)
+    lines: list[str] = []
+    assert doctor.run_doctor(print_=lines.append) == 0  # a warning, not a failure
+    (line,) = [line for line in lines if "embedder" in line]
+    assert line.startswith("warn") and "RuntimeError: injected" in line
+    assert "runs without it" in line

@@ -18,14 +18,15 @@ from ports import free_port
 from worker_helpers import fixture, query
 
 from memlite import ingest
-from memlite.actors import root
+from memlite import tree as root
 from memlite.actors.core import ChildExited, ChildStarted, ChildStopped
 from memlite.config import load_settings
 from memlite.errors import NotADatabaseError
 from memlite.hooks import spool
 
 SID = "063ff789-6364-494f-89fe-b93ab95a9061"
-ORDER = ["storage", "snapshots", "bus", "sessions", "reaper", "pruner", "embedder", "idle", "spool", "http"]
+ORDER = ["storage", "snapshots", "bus", "sessions", "optional", "spool", "http"]
+OPTIONAL = ["reaper", "pruner", "embedder", "idle"]
 
 
 @pytest.fixture
@@ -111,8 +112,12 @@ async def test_serves_then_stops_cleanly_and_quickly(settings, trees):
     # ``shutdown`` a moment before the supervisor told it to); the spooler keeps draining
     # while the worker runs, so it stops in its turn.
     ended = [e.name for e in events if isinstance(e, ChildExited | ChildStopped)]
-    assert ended == ["http", "spool", "idle", "embedder", "pruner", "reaper", "sessions", "bus",
+    assert ended == ["http", "spool", "optional", "sessions", "bus",
                      "snapshots", "storage"]  # snapshots' last round sees all commits
+    inner = tree.optional.events
+    assert [e.name for e in inner if isinstance(e, ChildStarted)] == OPTIONAL
+    assert [e.name for e in inner if isinstance(e, ChildExited | ChildStopped)] == \
+        OPTIONAL[::-1]
     assert query(settings.data_dir, "SELECT event_name FROM events") == [("SessionStart",)]
     with pytest.raises(OSError):
         await http(port, "GET", "/api/health")  # nothing listens any more
@@ -217,3 +222,46 @@ async def test_a_database_that_cannot_be_opened_fails_the_start(settings):
     (settings.data_dir / "memlite.db").write_bytes(b"this is not a database" * 100)
     with trio.fail_after(10), pytest.raises(NotADatabaseError, match="Move it aside"):
         await root.run_root(settings, shutdown=trio.Event())
+
+
+async def test_an_embedder_that_keeps_failing_is_given_up_without_stopping_storage_or_http(
+        settings, trees, monkeypatch):
+    """Issue 17: one restart budget for every child let a crash-looping optional child
+    escalate and take storage and HTTP down. Now it is given up alone and reported."""
+    from memlite.actors.core import ChildGaveUp, Mailbox
+
+    starts: list[float] = []
+
+    class BrokenEmbedder:  # reports started, then its reader fails at once, every time
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        async def run(self, *, task_status):
+            with Mailbox("embedder", size=4) as mailbox:
+                task_status.started(mailbox.ref)
+                starts.append(trio.current_time())
+                raise RuntimeError("injected: the embedder's reader failed")
+
+    monkeypatch.setattr(root, "EmbedderActor", BrokenEmbedder)
+    shutdown = trio.Event()
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(root.run_root, settings, shutdown=shutdown))
+        (tree,) = trees
+        with trio.fail_after(20):
+            while "embedder" not in tree.optional.given_up:  # noqa: ASYNC110
+                await trio.sleep(0.05)
+        status, health = await http(port, "GET", "/api/health")
+        assert status == 200
+        assert health["degraded"] == {"embedder": "RuntimeError: injected: the embedder's "
+                                                  "reader failed"}
+        token = token_of(settings)
+        status, stored = await http(port, "POST", "/api/events", token=token,
+                                    body=fixture("SessionStart.startup"))
+        assert (status, stored["created"]) == (200, True)
+        status, _ = await http(port, "GET", "/api/search?q=anything", token=token)
+        assert status == 200  # full text, without the embedder
+        shutdown.set()
+    assert len(starts) == root.OPTIONAL_INTENSITY + 1
+    assert any(isinstance(e, ChildGaveUp) for e in tree.optional.events)
+    assert tree.supervisor.error is None
+    assert query(settings.data_dir, "SELECT event_name FROM events") == [("SessionStart",)]

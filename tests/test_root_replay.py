@@ -8,7 +8,7 @@ from functools import partial
 
 import trio
 
-from memlite.actors import root
+from memlite import tree as root
 from memlite.config import load_settings
 from memlite.observer import rules
 from memlite.storage import connect, reads, writes

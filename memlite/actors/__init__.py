@@ -1,39 +1,7 @@
-"""The actor runtime and memlite's actors; see :mod:`memlite.actors.core` for the model."""
+"""The actor runtime and memlite's actors; see :mod:`memlite.actors.core` for the model.
 
-from memlite.actors.core import (
-    Actor,
-    ActorRef,
-    ChildCrashed,
-    ChildExited,
-    ChildRestarted,
-    ChildSpec,
-    ChildStarted,
-    ChildStopped,
-    LifecycleEvent,
-    Mailbox,
-    MailboxStatistics,
-    Reply,
-    Restart,
-    Supervisor,
-    SupervisorEscalated,
-    spawn,
-)
+The public names are ``memlite.actors.core.__all__``: one list, re-exported here.
+"""
 
-__all__ = [
-    "Actor",
-    "ActorRef",
-    "ChildCrashed",
-    "ChildExited",
-    "ChildRestarted",
-    "ChildSpec",
-    "ChildStarted",
-    "ChildStopped",
-    "LifecycleEvent",
-    "Mailbox",
-    "MailboxStatistics",
-    "Reply",
-    "Restart",
-    "Supervisor",
-    "SupervisorEscalated",
-    "spawn",
-]
+from memlite.actors.core import *  # noqa: F403 - the runtime's public names
+from memlite.actors.core import __all__ as __all__

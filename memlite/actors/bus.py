@@ -30,7 +30,6 @@ __all__ = [
     "Inbox",
     "Publish",
     "Subscribe",
-    "Unsubscribe",
 ]
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,9 @@ class Subscribe:
 
 @attrs.frozen(kw_only=True)
 class Unsubscribe:
-    """Close the subscription whose receive channel is ``channel``. No answer."""
+    """Close the subscription whose receive channel is ``channel``. No answer.
+
+    Test-only: not in ``__all__`` (a subscriber closes its channel; the bus forgets it)."""
 
     channel: trio.MemoryReceiveChannel[dict[str, Any]]
 
@@ -145,18 +146,17 @@ class EventBus:
             case Publish(event=event):
                 self._publish(event)
             case Subscribe(reply=reply, buffer=buffer):
-                send, receive = trio.open_memory_channel[dict[str, Any]](buffer or self.buffer)
                 with reply:
-                    try:
-                        reply.send_nowait(receive)
-                    except (trio.BrokenResourceError, trio.WouldBlock):
-                        send.close()  # the asker gave up: no subscription
+                    if reply.abandoned:  # the asker gave up: no subscription to orphan
+                        self._gone += 1
                         return
+                    send, receive = trio.open_memory_channel[dict[str, Any]](
+                        buffer or self.buffer)
+                    reply.send_nowait(receive)
                 self._subscribers[receive] = send
             case Unsubscribe(channel=channel):
-                send = self._subscribers.pop(channel, None)
-                if send is not None:
-                    send.close()
+                if channel in self._subscribers:
+                    self._subscribers.pop(channel).close()
             case GetStatistics(reply=reply):
                 with reply:
                     reply.send_nowait(self.statistics())

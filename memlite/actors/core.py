@@ -55,7 +55,7 @@ import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import attrs
 import trio
@@ -64,10 +64,10 @@ from memlite.actors.reply import Reply, _Answer
 from memlite.errors import ActorDied, AskTimeout, MailboxFull
 
 __all__ = [
-    "Actor",
     "ActorRef",
     "ChildCrashed",
     "ChildExited",
+    "ChildGaveUp",
     "ChildRestarted",
     "ChildSpec",
     "ChildStarted",
@@ -76,9 +76,11 @@ __all__ = [
     "Mailbox",
     "MailboxStatistics",
     "Reply",
+    "ReportedStatus",
     "Restart",
     "Supervisor",
     "SupervisorEscalated",
+    "lone_error",
     "spawn",
 ]
 
@@ -110,7 +112,7 @@ def _reply_of(message: object) -> Reply[Any] | trio.MemorySendChannel[Any] | Non
 
 
 def _unanswered(reply: Reply[Any] | trio.MemorySendChannel[Any]) -> bool:
-    if type(reply) is Reply:
+    if isinstance(reply, Reply):
         return not reply._closed
     return bool(reply.statistics().open_send_channels)
 
@@ -321,7 +323,7 @@ class ActorRef:
         answer = pending.value
         if isinstance(answer, Exception):
             raise answer
-        return answer
+        return cast(T, answer)
 
     def statistics(self) -> MailboxStatistics:
         """Return the depth and capacity of the actor's mailbox."""
@@ -338,7 +340,8 @@ class ActorRef:
 
 
 class Actor:
-    """Optional base for an actor that handles one message at a time.
+    """Optional base for an actor that handles one message at a time (test sugar: not in
+    ``__all__``; memlite's own actors own their loops).
 
     Subclasses set ``name`` and ``mailbox_size`` and implement :meth:`handle`.
 
@@ -391,16 +394,47 @@ async def spawn(start: Callable[..., Awaitable[object]], *args: object) -> Async
             finally:
                 nursery.cancel_scope.cancel(reason="spawn() block exited")
     except BaseExceptionGroup as group:
-        if len(group.exceptions) != 1:
+        lone = lone_error(group)
+        if lone is group:
             raise
-        lone = group.exceptions[0]
         raise lone from lone.__cause__
+
+
+class ReportedStatus(Generic[T]):
+    """A ``task_status`` that passes ``started()`` through and remembers it was called
+    (the session supervisor and the worker ask "did it ever start?")."""
+
+    def __init__(self, inner: trio.TaskStatus[T]) -> None:
+        self.inner, self.called = inner, False
+
+    def started(self, value: Any = None) -> None:
+        self.called = True
+        self.inner.started(value)
+
+
+def lone_error(exc: BaseException) -> BaseException:
+    """The one error inside (nested) exception groups, else ``exc`` itself.
+
+    Nurseries wrap a lone failure in groups; the runtime, the tree and the worker all
+    report that failure as itself (the one unwrapper: ``spawn``, the storage actor,
+    ``memlite.tree``, ``memlite.worker``).
+    """
+    leaves: list[BaseException] = []
+    pending = [exc]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, BaseExceptionGroup):
+            pending.extend(item.exceptions)
+        else:
+            leaves.append(item)
+    return leaves[0] if len(leaves) == 1 else exc
 
 
 # supervisor.py builds on the classes above, so it is imported after them.
 from memlite.actors.supervisor import (  # noqa: E402
     ChildCrashed,
     ChildExited,
+    ChildGaveUp,
     ChildRestarted,
     ChildSpec,
     ChildStarted,

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -60,6 +61,11 @@ BATCH = 32
 """Observations per embedding call: small enough that a query waits little behind it."""
 QUERY_CHARS = 2000
 ASK_TIMEOUT = 60.0
+QUERY_WORKERS = 2
+"""Queries embedded at once, on threads, next to the backfill."""
+QUERY_QUEUE = 16
+"""Queries waiting for a worker; one more is answered None at once (search uses full
+text) instead of queueing work nobody may wait for."""
 
 
 @attrs.frozen(kw_only=True)
@@ -124,8 +130,28 @@ class EmbedderActor:
         retry: seconds before loading a model that failed again.
         rescan: seconds between full scans for observations without a vector.
     Mailbox:
-        Size 64; ``EmbedQuery`` is answered concurrently (at most 2 on threads at once),
-        next to the backfill, so a query never waits for a whole reindex.
+        Size 64. ``EmbedQuery`` goes to a queue of ``QUERY_QUEUE`` served by
+        ``QUERY_WORKERS`` tasks (threads), next to the backfill, so a query never waits
+        for a whole reindex. A full queue answers None at once (``queries_rejected``); a
+        query whose asker gave up (timed out, cancelled) while it waited is dropped
+        before any work (``queries_abandoned``). Work in flight is therefore bounded by
+        ``QUERY_WORKERS + QUERY_QUEUE`` queries whatever the rate of asks.
+    Lifecycle:
+        ``run`` reports its ref at once; the model loads on a thread in the background
+        (``state`` goes loading -> indexing -> ready). The mailbox closing (the
+        supervisor's stop) cancels the indexing and the query workers, then the model
+        is closed.
+    Failure:
+        A model that fails to load is retried every ``retry`` s; a failed query answers
+        None; a failed batch is skipped; a storage ask that fails is retried. Anything
+        else (a reader error) ends the actor: its supervisor (the optional children's,
+        see ``memlite.tree``) restarts it within its own budget, and gives it up for
+        good (reported in /api/health and ``memlite doctor``) past that budget, without
+        touching storage or HTTP.
+    Timeouts:
+        Storage asks ``ASK_TIMEOUT`` (60 s); the asker of ``EmbedQuery`` owns its own
+        timeout. A stop gives this actor its ``ChildSpec.shutdown`` grace; threads
+        embedding are abandoned (``abandon_on_cancel``) rather than waited for.
     """
 
     def __init__(self, storage: ActorRef, db: Path, *, load: Loader, poll: float = 1.0,
@@ -147,7 +173,10 @@ class EmbedderActor:
         self.per_second: float | None = None
         self._wake = trio.Event()
         self._reindex = False
-        self._queries = trio.CapacityLimiter(2)
+        self._query_in, self._query_out = trio.open_memory_channel[
+            tuple[str, Reply[bytes | None]]](QUERY_QUEUE)
+        self.queries_rejected = 0
+        self.queries_abandoned = 0
 
     def status(self) -> EmbedderStatus:
         return EmbedderStatus(
@@ -163,6 +192,8 @@ class EmbedderActor:
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._index_forever, name="embedder:index")
+                    for n in range(QUERY_WORKERS):
+                        nursery.start_soon(self._query_worker, name=f"embedder:query{n}")
                     async for message in mailbox:
                         self._handle(message, nursery)
                     nursery.cancel_scope.cancel(reason="the embedder's mailbox closed")
@@ -173,34 +204,49 @@ class EmbedderActor:
     def _handle(self, message: Any, nursery: trio.Nursery) -> None:
         match message:
             case EmbedQuery(text=text, reply=reply):
-                nursery.start_soon(self._answer_query, text, reply)
-            case Reindex(reply=reply):
-                with reply:
+                if self.model is None:
+                    with reply:
+                        reply.send_nowait(None)
+                    return
+                try:
+                    self._query_in.send_nowait((text, reply))
+                except trio.WouldBlock:
+                    self.queries_rejected += 1
+                    with reply:
+                        reply.send_nowait(None)
+            case Reindex(reply=answer):
+                with answer:
                     if self.model is None and self.state != "loading":
-                        reply.send_nowait(MemliteError(
+                        answer.send_nowait(MemliteError(
                             f"no embedding model is loaded ({self.state}"
                             f"{': ' + self.error if self.error else ''}); nothing to reindex"))
                     else:
                         self._reindex = True
                         self.state, self.embedded, self.skipped = "indexing", 0, 0
                         self._wake.set()
-                        reply.send_nowait(True)
-            case GetEmbedderStatus(reply=reply):
-                with reply:
-                    reply.send_nowait(self.status())
+                        answer.send_nowait(True)
+            case GetEmbedderStatus(reply=status):
+                with status:
+                    status.send_nowait(self.status())
             case _:
                 assert_never(message)
 
+    async def _query_worker(self) -> None:
+        async for text, reply in self._query_out:
+            await self._answer_query(text, reply)
+
     async def _answer_query(self, text: str, reply: Reply[bytes | None]) -> None:
         with reply:
+            if reply.abandoned:  # the asker gave up while the query waited: no work
+                self.queries_abandoned += 1
+                return
             model = self.model
             if model is None:
                 reply.send_nowait(None)
                 return
             try:
-                async with self._queries:
-                    matrix = await trio.to_thread.run_sync(
-                        model.embed, [text[:QUERY_CHARS]], abandon_on_cancel=True)
+                matrix = await trio.to_thread.run_sync(
+                    model.embed, [text[:QUERY_CHARS]], abandon_on_cancel=True)
                 reply.send_nowait(_as_bytes(matrix[0]))
             except Exception as exc:  # noqa: BLE001 - a query falls back to full text
                 log.warning("embedding a query failed (search uses full text): %s", exc)
@@ -225,7 +271,7 @@ class EmbedderActor:
                 elif trio.current_time() - last_scan > self.rescan:
                     # Ids are plain rowids: an observation stored in the id of a deleted
                     # newest one, within one poll, is below the mark. A full scan finds it.
-                    missing, _ = await reader.async_run(_missing, reader)
+                    missing, _ = await reader.async_run(_missing, reader)  # type: ignore[attr-defined]
                     known = set(self.pending)
                     self.pending.extend(i for i in missing if i not in known)
                     last_scan = trio.current_time()
@@ -265,17 +311,17 @@ class EmbedderActor:
             except MemliteError as exc:
                 log.warning("could not prepare the vector table (retrying): %s", exc)
                 await trio.sleep(self.retry_batch)
-        self.pending, self.high_water = await reader.async_run(_missing, reader)
+        self.pending, self.high_water = await reader.async_run(_missing, reader)  # type: ignore[attr-defined]
         if self.pending:
             log.info("%d observations need a vector (%s)", len(self.pending), model.name)
 
     async def _catch_up(self, reader: apsw.Connection) -> None:
         """Embed what is pending and whatever was stored since the last look."""
-        newer, self.high_water = await reader.async_run(_newer_than, reader, self.high_water)
+        newer, self.high_water = await reader.async_run(_newer_than, reader, self.high_water)  # type: ignore[attr-defined]
         self.pending.extend(newer)
         while self.pending and not self._reindex:
             batch = self.pending[:BATCH]
-            rows = await reader.async_run(_texts, reader, batch)
+            rows = await reader.async_run(_texts, reader, batch)  # type: ignore[attr-defined]
             started = time.perf_counter()
             try:
                 vectors = await trio.to_thread.run_sync(
@@ -293,8 +339,7 @@ class EmbedderActor:
                              in zip(rows, vectors, strict=True)),
                             key=lambda row: (row[1], row[0]))
             try:
-                await self.storage.ask(lambda reply, s=stored: StoreVectors(
-                    vectors=s, reply=reply), timeout=ASK_TIMEOUT)
+                await self.storage.ask(partial(_store_vectors, stored), timeout=ASK_TIMEOUT)
             except MemliteError as exc:
                 log.warning("storing %d vectors failed (retrying): %s", len(stored), exc)
                 await trio.sleep(self.retry_batch)
@@ -312,25 +357,32 @@ def _as_bytes(vector: Any) -> bytes:
     return array.tobytes()
 
 
+def _store_vectors(vectors: list[tuple[int, str, bytes, str]], reply: Reply[int]
+                   ) -> StoreVectors:
+    return StoreVectors(vectors=vectors, reply=reply)
+
+
 def _missing(conn: apsw.Connection) -> tuple[list[int], int]:
     """Ids of observations with no vector (grouped by project), and the largest id."""
-    top = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0]
+    top = int(conn.execute(  # type: ignore[arg-type]
+        "SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0])
     if vector_table_info(conn) is None:
-        return [], int(top)
+        return [], top
     rows = conn.execute(
         f"SELECT id FROM observations WHERE id <= ? AND id NOT IN "
         f"(SELECT observation_id FROM {VECTOR_TABLE}) ORDER BY project, id", (top,))
-    return [int(r[0]) for r in rows], int(top)
+    return [int(r[0]) for r in rows], top
 
 
 def _newer_than(conn: apsw.Connection, high_water: int) -> tuple[list[int], int]:
     # Ids are rowids (no AUTOINCREMENT): once the newest observations are deleted, the
     # next ones reuse their ids, so the mark must come back down to the current maximum.
-    top = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0]
-    high_water = min(high_water, int(top))
+    top = int(conn.execute(  # type: ignore[arg-type]
+        "SELECT coalesce(max(id), 0) FROM observations").fetchall()[0][0])
+    high_water = min(high_water, top)
     rows = conn.execute("SELECT id FROM observations WHERE id > ? ORDER BY project, id",
                         (high_water,)).fetchall()
-    ids = [int(r[0]) for r in rows]
+    ids = [int(r[0]) for r in rows]  # type: ignore[arg-type]
     return ids, max([high_water, *ids])
 
 

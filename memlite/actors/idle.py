@@ -20,6 +20,7 @@ import trio
 
 from memlite.actors.core import ActorRef, Mailbox, Reply
 from memlite.actors.session import CountSessions
+from memlite.actors.session_messages import SessionCount
 from memlite.errors import ActorError
 from memlite.services import Activity
 
@@ -29,7 +30,6 @@ __all__ = [
     "IdleStatus",
     "Inbox",
     "RECHECK_SECONDS",
-    "Touch",
 ]
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,9 @@ ASK_TIMEOUT = 5.0
 
 @attrs.frozen(kw_only=True)
 class Touch:
-    """Something happened that is not an HTTP request: restart the countdown now."""
+    """Something happened that is not an HTTP request: restart the countdown now.
+
+    Test-only: not in ``__all__`` (the worker counts requests through ``Activity``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -133,8 +135,8 @@ class IdleShutdown:
     async def _idle_enough(self) -> bool:
         """At the deadline: True if still idle; else set the next deadline."""
         try:
-            count = await self.sessions.ask(lambda reply: CountSessions(reply=reply),
-                                            timeout=ASK_TIMEOUT)
+            count: SessionCount = await self.sessions.ask(
+                lambda reply: CountSessions(reply=reply), timeout=ASK_TIMEOUT)
         except ActorError as exc:
             now = trio.current_time()
             log.warning("idle shutdown: cannot count sessions (%s); looking again later", exc)

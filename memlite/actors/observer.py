@@ -49,6 +49,7 @@ import attrs
 import trio
 
 from memlite.actors.core import ActorRef
+from memlite.actors.graces import AI_CLOSE_SECONDS
 from memlite.actors.session import SessionActor, SessionEvent, SessionStatistics
 from memlite.actors.storage import (
     SetEventStatus,
@@ -176,7 +177,9 @@ class ObservingSession(SessionActor):
         quota pause sleeps until ``Governor.paused_until`` (cancelled by a stop). An AI
         conversation unused for ``hub.idle_seconds`` is closed by a watcher task. Once
         stopping, AI turns end at ``observe_until`` / ``ai_until`` (summaries), set by
-        ``request_stop``; rules from then on.
+        ``request_stop``; rules from then on. Closing the AI at the end is shielded but
+        bounded: by the stop deadline, or ``AI_CLOSE_SECONDS`` once cancelled (its CLI is
+        SIGKILLed then).
     """
 
     def __init__(self, session_id: str, *, hub: ObserverHub, mailbox_size: int = 128) -> None:
@@ -232,7 +235,12 @@ class ObservingSession(SessionActor):
             self._nursery = None
             self.hub.failing.pop(self.session_id, None)  # the health line is for live ones
             if self.ai is not None:
-                with trio.CancelScope(shield=True):
+                # Shielded, but bounded: by this actor's stop deadline when it has one
+                # (the conversation's close fits its kill into it), else AI_CLOSE_SECONDS
+                # once it was cancelled; with no deadline, the conversation's own bound.
+                deadline = max(trio.current_effective_deadline(),
+                               trio.current_time() + AI_CLOSE_SECONDS)
+                with trio.CancelScope(shield=True, deadline=deadline):
                     await self.ai.aclose()
 
     async def handle(self, message: SessionEvent) -> None:
@@ -375,7 +383,13 @@ class ObservingSession(SessionActor):
             await self._provisional(pending, project)
 
     async def _provisional(self, events: Sequence[Event], project: str) -> None:
-        """Rules observations for context while the AI is paused; events stay pending."""
+        """Rules observations for context while the AI is paused; events stay pending.
+
+        ``_provisioned`` keeps only ids still pending (``events`` are the oldest pending
+        ones, so an id dropped here is done and never comes back): it stays within the
+        read's limit however long the pause and the conversation.
+        """
+        self._provisioned &= {event.id for event in events}
         for event in events:
             if event.id in self._provisioned:
                 continue
@@ -412,8 +426,9 @@ class ObservingSession(SessionActor):
     async def _project(self, event: Event) -> str:
         session = await self.hub.read(reads.get_session, self.session_id)
         if session is not None and session.project:
-            return session.project
-        return str(event.data().get("cwd") or "") or "unknown"
+            return str(session.project)
+        cwd: object = event.data().get("cwd")
+        return str(cwd or "") or "unknown"
 
     # --- the summary --------------------------------------------------------------------
 

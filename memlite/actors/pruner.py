@@ -88,7 +88,7 @@ class Pruner:
         self.rounds += 1
         cutoff = self.now_ms() - self.retention_days() * DAY_MS
         try:
-            pruned = await self.storage.ask(
+            pruned: int = await self.storage.ask(
                 lambda reply: PruneEvents(older_than_ms=cutoff, reply=reply),
                 timeout=ASK_TIMEOUT)
         except MemliteError as exc:

@@ -3,7 +3,8 @@
 A Claude Code session that is closed without a SessionEnd (terminal killed, laptop lid,
 SessionEnd's 1.5 s budget exceeded) would keep its session actor forever. The reaper asks
 the session supervisor, every ``period`` seconds, to stop those idle for
-SESSION_IDLE_MINUTES or more. Hung observers join this round in the observer's issue.
+SESSION_IDLE_MINUTES or more. A session actor busy with its observer is not idle; a hung
+AI turn is ended by its own turn deadline, not by the reaper.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from memlite.errors import ActorError
 __all__ = [
     "Inbox",
     "PERIOD_SECONDS",
-    "ReapNow",
     "Reaper",
     "ReaperStatistics",
 ]
@@ -35,7 +35,9 @@ ASK_TIMEOUT = 5.0
 
 @attrs.frozen(kw_only=True)
 class ReapNow:
-    """Run a round now (the periodic schedule is unchanged). Answer: the stopped ids."""
+    """Run a round now (the periodic schedule is unchanged). Answer: the stopped ids.
+
+    Test-only: not in ``__all__``."""
 
     reply: Reply[list[str]]
 
@@ -118,7 +120,7 @@ class Reaper:
         max_idle = self.max_idle_seconds()
         self._rounds += 1
         try:
-            reaped = await self.sessions.ask(
+            reaped: list[str] = await self.sessions.ask(
                 lambda reply: ReapIdle(max_idle_seconds=max_idle, reply=reply),
                 timeout=ASK_TIMEOUT)
         except ActorError as exc:

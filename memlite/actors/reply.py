@@ -32,7 +32,7 @@ T = TypeVar("T")
 class _Answer:
     """What the asker waits on; shared by a ``Reply`` and its clones."""
 
-    __slots__ = ("answered", "value", "open", "task", "timer", "timed_out")
+    __slots__ = ("answered", "value", "open", "task", "timer", "timed_out", "gone")
 
     def __init__(self) -> None:
         self.answered = False
@@ -41,10 +41,12 @@ class _Answer:
         self.task: Any = None  # the asker, while it waits
         self.timer: _AskTimer | None = None  # holds this ask's deadline while it waits
         self.timed_out = False
+        self.gone = False  # the asker stopped waiting (timed out or cancelled)
 
     def abort(self, _raise_cancel: object) -> trio.lowlevel.Abort:
         # Cancelled from outside. A later answer just stays here, as in a channel's buffer.
         self.task = None
+        self.gone = True
         if self.timer is not None:
             self.timer.forget(self)
         return trio.lowlevel.Abort.SUCCEEDED
@@ -63,6 +65,7 @@ class _Answer:
         if task is not None:
             self.task = None
             self.timed_out = True
+            self.gone = True
             trio.lowlevel.reschedule(task, outcome.Value(None))
 
     async def wait(self, deadline: float) -> None:
@@ -102,8 +105,9 @@ class _AskTimer:
 
     @classmethod
     def current(cls) -> _AskTimer:
-        timer = cls._var.get(None)
-        if timer is None:
+        try:
+            return cls._var.get()
+        except LookupError:
             timer = cls()
             cls._var.set(timer)
             trio.lowlevel.spawn_system_task(timer._run, name="memlite ask timer")
@@ -205,6 +209,15 @@ class Reply(Generic[T]):
         answer.open -= 1
         if not answer.open and not answer.answered:
             answer.wake()
+
+    @property
+    def abandoned(self) -> bool:
+        """True once the asker stopped waiting (its timeout passed, or it was cancelled).
+
+        An actor about to spend real work on an answer checks this first: nobody would
+        read the answer, so the work is skipped (the embedder does, per query).
+        """
+        return self._answer.gone
 
     async def aclose(self) -> None:
         self.close()

@@ -1,12 +1,12 @@
 """Session actors: one per Claude Code session, under the session supervisor.
 
-A ``SessionActor`` is where everything about one live Claude Code session happens. For
-now it only counts the events it is told about and keeps its last-activity time; the AI
-observer (a later issue) plugs into ``SessionActor.handle``: it will feed the session's
-pending events to its observer conversation. The events themselves are already durable
-(the ``events`` table is the queue), so a ``Deliver`` is a doorbell, not the data: a
-doorbell that cannot be rung (the session's mailbox is full) loses nothing, the session
-reads its pending events from the database.
+A ``SessionActor`` is where everything about one live Claude Code session happens. The
+base class counts the events it is told about and keeps its last-activity time; the
+observing session (``memlite.actors.observer.ObservingSession``) overrides
+``SessionActor.handle`` to feed the session's pending events to its observer. The
+events themselves are already durable (the ``events`` table is the queue), so a
+``Deliver`` is a doorbell, not the data: a doorbell that cannot be rung (the session's
+mailbox is full) loses nothing, the session reads its pending events from the database.
 
 The ``SessionSupervisor`` owns every session actor: it starts one on a session's first
 ``Deliver``, stops it gracefully on ``EndSession`` or when the reaper finds it idle, and
@@ -35,7 +35,7 @@ from typing import assert_never
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox
+from memlite.actors.core import ActorRef, Mailbox, ReportedStatus
 from memlite.actors.session_messages import (
     CountSessions,
     Deliver,
@@ -98,7 +98,8 @@ class SessionActor:
         session; the session's next event starts a fresh actor (its events wait in the
         database). It never affects other sessions.
     Timeouts:
-        None here; ``request_stop`` tells it how long it may still wait on the AI.
+        The base class waits on nothing; ``request_stop`` tells a subclass how long it
+        may still wait on the AI (``ObservingSession`` states its own deadlines).
     """
 
     def __init__(self, session_id: str, *, mailbox_size: int = 128) -> None:
@@ -162,17 +163,6 @@ class _Entry:
     ref: ActorRef | None = None
     scope: trio.CancelScope | None = None
     ending: bool = False
-
-
-class _Reported:
-    """A ``task_status`` that remembers whether ``started`` was called."""
-
-    def __init__(self, inner: trio.TaskStatus[ActorRef | None]) -> None:
-        self.inner, self.called = inner, False
-
-    def started(self, value: ActorRef | None = None) -> None:
-        self.called = True
-        self.inner.started(value)
 
 
 class SessionSupervisor:
@@ -333,7 +323,7 @@ class SessionSupervisor:
 
     async def _run_session(self, session_id: str, entry: _Entry, *,
                            task_status: trio.TaskStatus[ActorRef | None]) -> None:
-        status = _Reported(task_status)
+        status = ReportedStatus(task_status)
         try:
             with trio.CancelScope() as scope:
                 entry.scope = scope

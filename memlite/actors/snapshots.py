@@ -164,7 +164,7 @@ class Snapshotter:
                 nursery.cancel_scope.cancel()
             await self.round(sweep=False)  # what stopping sessions committed
 
-    async def _serve(self, mailbox: Mailbox[Inbox]) -> None:
+    async def _serve(self, mailbox: Mailbox) -> None:
         next_sweep = trio.current_time() + self.sweep
         while True:
             message: Inbox | None = None
@@ -196,7 +196,8 @@ class Snapshotter:
         bus = self.bus
         while True:
             try:
-                channel = await bus.ask(lambda reply: Subscribe(reply=reply), timeout=2)
+                channel: trio.MemoryReceiveChannel[dict[str, Any]] = await bus.ask(
+                    lambda reply: Subscribe(reply=reply), timeout=2)
             except ActorError:
                 await trio.sleep(0.05)  # the bus is not up (yet), or restarting
                 continue

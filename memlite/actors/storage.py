@@ -20,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, assert_never
@@ -28,7 +29,8 @@ import apsw
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox
+from memlite.actors.core import ActorRef, Mailbox, lone_error
+from memlite.actors.graces import STORAGE_OVERRUN
 from memlite.actors.storage_messages import (
     CompleteSession,
     DeleteObservation,
@@ -69,11 +71,9 @@ __all__ = [
     "SetEventStatus",
     "SetObserverHealth",
     "SetSdkSessionId",
-    "StartSession",
     "Stop",
     "StorageActor",
     "StorageStatistics",
-    "StoreEvent",
     "StoreHookEvent",
     "StoreObservation",
     "StoreObservations",
@@ -287,7 +287,9 @@ class StorageActor:
         Each batch runs shielded from outside cancellation (it is milliseconds of work
         and must not be left half-answered) under ``batch_timeout`` (default 30 s); past
         it the query is interrupted, rolled back and the actor fails with
-        ``trio.TooSlowError``. SQLite itself waits at most ``busy_timeout`` (5 s) for a
+        ``trio.TooSlowError``. Once the actor is cancelled (its stop grace ran out), the
+        batch in progress gets ``STORAGE_OVERRUN`` (0.1 s) more, then is cut the same way
+        (see ``memlite.actors.graces``). SQLite itself waits at most ``busy_timeout`` (5 s) for a
         lock held by another process.
 
     Args:
@@ -315,6 +317,8 @@ class StorageActor:
         self.batch_timeout = batch_timeout
         self._batches = self._messages = self._failed = self._largest = 0
         self._identity: FileIdentity | None = None
+        self._batch_scope: trio.CancelScope | None = None
+        self._cut_by = math.inf  # set once cancelled: the batch shield ends by then
 
     def statistics(self) -> StorageStatistics:
         return StorageStatistics(
@@ -326,6 +330,7 @@ class StorageActor:
         self, *, task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Open the database, report the ref, then serve batches until stopped."""
+        self._cut_by, self._batch_scope = math.inf, None  # a restart starts uncut
         async with open_writer(self.location, synchronous=self.synchronous) as conn:
             try:
                 self._identity = FileIdentity.of(db_path(self.location))
@@ -333,17 +338,37 @@ class StorageActor:
                 self._identity = None  # not a file we can stat: nothing to watch
             checkpointer = WalCheckpointer(self.location)
             try:
-                await conn.async_run(checkpointer.install, conn)
-                with Mailbox("storage", size=self.mailbox_size) as mailbox:
-                    task_status.started(mailbox.ref)
-                    async for first in mailbox:
-                        batch = [first, *mailbox.receive_nowait_batch(self.max_batch - 1)]
-                        await self._commit(conn, batch, checkpointer)
-                        if any(isinstance(msg, Stop) for msg in batch):
-                            log.info("storage actor stopping on request")
-                            break
+                await conn.async_run(checkpointer.install, conn)  # type: ignore[attr-defined]
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._cut_batch_on_cancel, name="storage:stop-watch")
+                    with Mailbox("storage", size=self.mailbox_size) as mailbox:
+                        task_status.started(mailbox.ref)
+                        async for first in mailbox:
+                            batch = [first,
+                                     *mailbox.receive_nowait_batch(self.max_batch - 1)]
+                            await self._commit(conn, batch, checkpointer)
+                            if any(isinstance(msg, Stop) for msg in batch):
+                                log.info("storage actor stopping on request")
+                                break
+                    nursery.cancel_scope.cancel(reason="the storage actor's loop ended")
+            except BaseExceptionGroup as group:  # the watcher never fails: the loop's error
+                lone = lone_error(group)
+                if lone is group:
+                    raise
+                raise lone from lone.__cause__
             finally:
                 await checkpointer.aclose()  # first, so the writer closes last
+
+    async def _cut_batch_on_cancel(self) -> None:
+        """Give the shielded batch in progress ``STORAGE_OVERRUN`` more once this actor is
+        cancelled (its stop grace ran out, or the worker's cap): the shield must not hold
+        the worker for ``batch_timeout``."""
+        try:
+            await trio.sleep_forever()
+        finally:
+            self._cut_by = trio.current_time() + STORAGE_OVERRUN
+            if self._batch_scope is not None:
+                self._batch_scope.deadline = min(self._batch_scope.deadline, self._cut_by)
 
     async def _commit(
         self, conn: apsw.Connection, batch: list[Inbox], checkpointer: WalCheckpointer
@@ -351,11 +376,18 @@ class StorageActor:
         try:
             # Shielded from outside cancellation, but not from its own deadline (one scope
             # instead of two: this runs once per batch, for a single sender once per event).
-            deadline = trio.current_time() + self.batch_timeout
+            deadline = min(trio.current_time() + self.batch_timeout, self._cut_by)
             with trio.CancelScope(shield=True, deadline=deadline) as scope:
-                outcomes = await conn.async_run(_write, conn, batch, checkpointer,
-                                                self._identity)
+                self._batch_scope = scope
+                try:
+                    outcomes = await conn.async_run(_write, conn, batch, checkpointer,  # type: ignore[attr-defined]
+                                                    self._identity)
+                finally:
+                    self._batch_scope = None
             if scope.cancelled_caught:
+                if self._cut_by != math.inf:
+                    raise trio.TooSlowError("storage batch cut: the worker is stopping "
+                                            "(not committed; hooks keep the events)")
                 raise trio.TooSlowError(f"storage batch took over {self.batch_timeout} s")
         except _TRANSIENT as exc:
             log.warning("storage batch of %d failed, not committed: %s", len(batch), exc)
@@ -384,5 +416,5 @@ class StorageActor:
             with msg.reply:
                 try:
                     msg.reply.send_nowait(outcome)
-                except (trio.BrokenResourceError, trio.WouldBlock):
-                    pass  # the asker is gone (or already answered): nothing to tell
+                except trio.WouldBlock:
+                    pass  # already answered (a late answer to a gone asker is dropped)

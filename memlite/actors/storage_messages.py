@@ -2,17 +2,21 @@
 
 Import them from ``memlite.actors.storage``, which re-exports every one. Each message
 may carry a ``reply``; None means fire-and-forget (errors are logged).
+
+Each message's ``reply`` is typed with its answer (``Reply[InsertResult]``...); an error
+is sent on the same reply and raised by ``ask``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from memlite.actors.core import Reply
-from memlite.storage.records import NewObservation, NewSummary
+from memlite.storage.capture import HookEventStored
+from memlite.storage.records import InsertResult, NewObservation, NewSummary, Session
 
 __all__ = [
     "CompleteSession",
@@ -27,9 +31,7 @@ __all__ = [
     "SetEventStatus",
     "SetObserverHealth",
     "SetSdkSessionId",
-    "StartSession",
     "Stop",
-    "StoreEvent",
     "StoreHookEvent",
     "StoreObservation",
     "StoreObservations",
@@ -42,9 +44,24 @@ __all__ = [
 _reply = attrs.field(default=None)
 
 
+def _ints(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(values)
+
+
+def _observations(values: Iterable[NewObservation]) -> tuple[NewObservation, ...]:
+    return tuple(values)
+
+
+def _rows(values: Iterable[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(values)
+
+
 @attrs.frozen(kw_only=True)
 class StartSession:
-    """Create or resume a session. Answer: ``Session``."""
+    """Create or resume a session. Answer: ``Session``.
+
+    Test-only: not in ``__all__`` (the worker stores hook events with ``StoreHookEvent``,
+    which starts sessions itself)."""
 
     session_id: str
     project: str | None = None
@@ -55,7 +72,7 @@ class StartSession:
     source: str | None = None
     transcript_path: str | None = None
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[Session] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +81,7 @@ class CompleteSession:
 
     session_id: str
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -73,12 +90,14 @@ class SetSdkSessionId:
 
     session_id: str
     sdk_session_id: str | None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
 class StoreEvent:
-    """Append a redacted hook event to the durable queue. Answer: ``InsertResult``."""
+    """Append a redacted hook event to the durable queue. Answer: ``InsertResult``.
+
+    Test-only: not in ``__all__`` (the worker uses ``StoreHookEvent``)."""
 
     session_id: str
     event_name: str
@@ -86,7 +105,7 @@ class StoreEvent:
     tool_name: str | None = None
     tool_use_id: str | None = None
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[InsertResult] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -97,23 +116,23 @@ class StorePrompt:
     prompt_text: str
     prompt_number: int | None = None
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[InsertResult] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
 class SetEventStatus:
     """Move events to pending/processing/done/skipped. Answer: ``int`` (rows changed)."""
 
-    event_ids: tuple[int, ...] = attrs.field(converter=tuple)
+    event_ids: tuple[int, ...] = attrs.field(converter=_ints)
     status: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
 class RequeueProcessingEvents:
     """Put events a dead worker left ``processing`` back to pending. Answer: ``int``."""
 
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -121,7 +140,7 @@ class StoreObservation:
     """Store an observation and mark its source events done. Answer: ``InsertResult``."""
 
     observation: NewObservation
-    reply: Reply[Any] | None = _reply
+    reply: Reply[InsertResult] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -130,9 +149,9 @@ class StoreObservations:
     is a no-op. ``mark_done=False``: provisional, events stay pending. Answer:
     ``list[InsertResult]``."""
 
-    observations: tuple[NewObservation, ...] = attrs.field(converter=tuple)
+    observations: tuple[NewObservation, ...] = attrs.field(converter=_observations)
     mark_done: bool = True
-    reply: Reply[Any] | None = _reply
+    reply: Reply[list[InsertResult]] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -140,7 +159,7 @@ class PruneEvents:
     """Prune payloads of events finished before ``older_than_ms``. Answer: ``int``."""
 
     older_than_ms: int
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -150,7 +169,7 @@ class SetObserverHealth:
     session_id: str
     failures: int
     error: str | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -159,8 +178,8 @@ class StoreSummary:
     done, in one transaction. Answer: ``int`` (its id)."""
 
     summary: NewSummary
-    done_event_ids: tuple[int, ...] = attrs.field(default=(), converter=tuple)
-    reply: Reply[Any] | None = _reply
+    done_event_ids: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -171,7 +190,7 @@ class RecordAudit:
     action: str
     target: str
     detail: Mapping[str, Any] | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -180,7 +199,7 @@ class DeleteObservation:
 
     observation_id: int
     actor: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -189,7 +208,7 @@ class DeleteSummary:
 
     summary_id: int
     actor: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -198,7 +217,7 @@ class DeleteSession:
 
     session_id: str
     actor: str
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -210,7 +229,7 @@ class EnsureVectorTable:
     dim: int
     model: str
     recreate: bool = False
-    reply: Reply[Any] | None = _reply
+    reply: Reply[bool] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -219,8 +238,8 @@ class StoreVectors:
     ``vectors.upsert_vectors``: rows of deleted or replaced observations are dropped).
     Answer: ``int`` stored."""
 
-    vectors: tuple[tuple[Any, ...], ...] = attrs.field(converter=tuple)
-    reply: Reply[Any] | None = _reply
+    vectors: tuple[tuple[Any, ...], ...] = attrs.field(converter=_rows)
+    reply: Reply[int] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
@@ -249,14 +268,14 @@ class StoreHookEvent:
     complete: bool = False
     require_session: bool = False
     at_ms: int | None = None
-    reply: Reply[Any] | None = _reply
+    reply: Reply[HookEventStored] | None = _reply
 
 
 @attrs.frozen(kw_only=True)
 class Stop:
     """Commit the batch in hand, then stop (queued messages get ``ActorDied``)."""
 
-    reply: Reply[Any] | None = _reply
+    reply: Reply[None] | None = _reply
 
 
 Inbox = (

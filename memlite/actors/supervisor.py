@@ -25,6 +25,7 @@ from memlite.errors import ActorDied, RestartIntensityExceeded
 __all__ = [
     "ChildCrashed",
     "ChildExited",
+    "ChildGaveUp",
     "ChildRestarted",
     "ChildSpec",
     "ChildStarted",
@@ -121,9 +122,44 @@ class SupervisorEscalated:
     error: str
 
 
+@attrs.frozen(kw_only=True)
+class ChildGaveUp:
+    """A supervisor that does not escalate (``escalate=False``) gave up on child ``name``:
+    it spent its own restart budget. It stays down; its siblings run on."""
+
+    name: str
+    at: float
+    error: str
+
+
 LifecycleEvent = (
-    ChildStarted | ChildExited | ChildCrashed | ChildRestarted | ChildStopped | SupervisorEscalated
+    ChildStarted | ChildExited | ChildCrashed | ChildRestarted | ChildStopped
+    | SupervisorEscalated | ChildGaveUp
 )
+
+
+EVENTS_KEPT = 256
+"""Lifecycle events a supervisor keeps: the newest ones (a crash loop of a week-long
+worker must not grow a list forever). ``events_dropped`` counts the older ones."""
+
+
+class EventLog(list[LifecycleEvent]):
+    """A list of the newest ``cap`` lifecycle events; older ones are dropped.
+
+    A list (not a deque) so it compares and slices as one: ``sup.events[-2:]``.
+    """
+
+    def __init__(self, cap: int = EVENTS_KEPT) -> None:
+        super().__init__()
+        self.cap = cap
+        self.dropped = 0
+
+    def append(self, event: LifecycleEvent) -> None:
+        super().append(event)
+        over = len(self) - self.cap
+        if over > 0:
+            del self[:over]
+            self.dropped += over
 
 
 class _Outcome(enum.Enum):
@@ -142,6 +178,8 @@ class _Child:
     has_ref: bool | None = None  # unknown until the first start reports
     scope: trio.CancelScope | None = None
     report_to: trio.TaskStatus[None] | None = None  # run() waits for the first start
+    nested: Supervisor | None = None  # a child that is itself a Supervisor: stop it so
+    restarts: collections.deque[float] = attrs.Factory(collections.deque)  # escalate=False
     supervised: bool = False
     stopping: bool = False
     gone: bool = False  # ended for good: no incarnation will follow
@@ -236,6 +274,11 @@ class Supervisor:
         intensity: Restarts allowed within ``period``; one more escalates.
         period: The sliding window, in seconds of ``trio.current_time()``.
         name: For logs, errors and :class:`SupervisorEscalated`.
+        escalate: True (OTP's way): one budget for all children, spent -> stop them all
+            and raise. False, for children the worker can do without (the embedder, the
+            pruner...): each child has its own budget of ``intensity`` restarts in
+            ``period``; a child past it is given up (``ChildGaveUp``, listed in
+            ``given_up``), stays down, and nothing else stops.
 
     Mailbox:
         None; it is driven through ``run``, ``request_stop``/``stop`` and ``ref``.
@@ -243,14 +286,17 @@ class Supervisor:
         ``await nursery.start(sup.run)`` starts each child with ``nursery.start``, in
         order, and returns the supervisor once all are up. ``stop`` stops them in
         reverse order, after which ``run`` returns. ``events`` records every
-        transition. A stop requested while a child is starting takes effect once it
-        has started.
+        transition (the newest ``EVENTS_KEPT``). A stop requested while a child is
+        starting takes effect once it has started. A child that is itself a
+        ``Supervisor`` (it reported itself as started) is asked to stop its children
+        in order.
     Failure:
         A child's ``Exception`` is logged and recorded; ``trio.Cancelled`` and other
         ``BaseException`` pass through. No restarts happen once stopping begins. More
         than ``intensity`` restarts within ``period`` seconds stop the remaining
         children and raise ``RestartIntensityExceeded`` from ``run`` (also kept in
-        ``error``) so the parent decides.
+        ``error``) so the parent decides; with ``escalate=False`` only that child is
+        given up (``given_up``: name -> last error).
     Timeouts:
         Each child's ``shutdown`` grace: its mailbox is sealed so its loop can drain
         and return; at ``now + shutdown`` its scope's deadline cancels it.
@@ -263,6 +309,7 @@ class Supervisor:
         intensity: int = 3,
         period: float = 5.0,
         name: str = "root",
+        escalate: bool = True,
     ) -> None:
         names = [spec.name for spec in specs]
         if len(set(names)) != len(names):
@@ -270,7 +317,9 @@ class Supervisor:
         if intensity < 0 or period <= 0:
             raise ValueError(f"supervisor {name!r}: need intensity >= 0 and period > 0")
         self.name, self.intensity, self.period = name, intensity, period
-        self.events: list[LifecycleEvent] = []
+        self.escalate = escalate
+        self.given_up: dict[str, str] = {}
+        self.events = EventLog()
         self.error: RestartIntensityExceeded | None = None
         self._children = [_Child(spec) for spec in specs]
         self._by_name = {child.spec.name: child for child in self._children}
@@ -348,8 +397,9 @@ class Supervisor:
             child.gone = True
             child.notify()
             child.done.set()
-        if child.report_to is not None:  # it ended for good before it ever started
-            child.report_to, report = None, child.report_to
+        report = child.report_to
+        if report is not None:  # it ended for good before it ever started
+            child.report_to = None
             report.started()
 
     async def _run_once(self, child: _Child, attempt: int) -> tuple[_Outcome, BaseException | None]:
@@ -398,13 +448,21 @@ class Supervisor:
         if policy is Restart.TEMPORARY or (policy is Restart.TRANSIENT and kind is _Outcome.EXITED):
             return False
         now = _now()
+        restarts = self._restarts if self.escalate else child.restarts
         # The window is half-open: a restart exactly `period` ago no longer counts.
-        while self._restarts and now - self._restarts[0] >= self.period:
-            self._restarts.popleft()
-        self._restarts.append(now)
-        if len(self._restarts) <= self.intensity:
+        while restarts and now - restarts[0] >= self.period:
+            restarts.popleft()
+        restarts.append(now)
+        if len(restarts) <= self.intensity:
             log.info("%s: restarting %s", self.name, child.spec.name)
             return True
+        if not self.escalate:
+            reason = f"{type(cause).__name__}: {cause}" if cause is not None else "it exited"
+            self.given_up[child.spec.name] = reason
+            log.error("%s: gave up on %s after %d restarts within %gs (the rest runs on): %s",
+                      self.name, child.spec.name, len(restarts) - 1, self.period, reason)
+            self.events.append(ChildGaveUp(name=child.spec.name, at=now, error=reason))
+            return False
         error = RestartIntensityExceeded(
             f"supervisor {self.name!r} escalates: restarting {child.spec.name!r} would make "
             f"{len(self._restarts)} restarts within {self.period:g}s (intensity {self.intensity})"
@@ -418,14 +476,19 @@ class Supervisor:
 
     def _child_started(self, child: _Child, attempt: int, value: object) -> None:
         child.has_ref = isinstance(value, ActorRef)
+        if isinstance(value, Supervisor):
+            child.nested = value
+            if child.stopping:
+                value.request_stop()
         if isinstance(value, ActorRef):
             child.target = child.last_target = value
             if child.stopping:  # a stop arrived while it was starting
                 value._seal()
             child.notify()
         self.events.append(ChildStarted(name=child.spec.name, attempt=attempt, at=_now()))
-        if child.report_to is not None:
-            child.report_to, report = None, child.report_to
+        report = child.report_to
+        if report is not None:
+            child.report_to = None
             report.started()
 
     async def _stop_child(self, child: _Child) -> None:
@@ -438,6 +501,8 @@ class Supervisor:
         child.stopping = True
         if child.target is not None:
             child.target._seal()
+        if child.nested is not None:  # a nested supervisor stops its own children in order
+            child.nested.request_stop()
         if child.scope is not None:
             child.scope.deadline = min(child.scope.deadline, _now() + child.spec.shutdown)
         await child.done.wait()

@@ -55,13 +55,16 @@ async def health() -> Response:
     """Liveness (no auth): ``{"status": "ok", "pid", "version", "uptime", "observer"}``.
 
     ``observer`` is one line when a session's observations failed N times in a row (or
-    the AI is paused), else null.
+    the AI is paused), else null. ``degraded`` names the optional children (embedder,
+    pruner, reaper, idle) given up for failing too often, with their last error: the
+    worker stores and serves without them (search by full text when it is the embedder).
     """
     services = current_state().services
     hub = services.observer
     return jsonify({"status": "ok", "pid": services.pid, "version": services.version,
                     "uptime": round(trio.current_time() - services.started_at, 3),
-                    "observer": hub.health_line() if hub is not None else None})
+                    "observer": hub.health_line() if hub is not None else None,
+                    "degraded": services.degraded()})
 
 
 @blueprint.get("/api/readiness")

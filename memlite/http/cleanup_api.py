@@ -26,6 +26,7 @@ storage actor (audited, actor ``http:cookie`` or ``http:token``) and answers
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -110,9 +111,14 @@ def _reviewer(mode: str) -> cleanup.AIReviewer | None:
 
 async def _events(material: cleanup.Review,
                   reviewer: cleanup.AIReviewer | None) -> AsyncIterator[bytes]:
+    # aclosing: when the client goes away Quart closes this generator, and the review's
+    # own generator (its CLI, its governor token) is closed then and there, not whenever
+    # the garbage collector gets to it. The review runs in the request's task, inside the
+    # ``http`` child's nursery, so a stopping worker cancels it within that child's grace.
     try:
-        async for name, data in cleanup.review(material, reviewer):
-            yield format_event(name, data)
+        async with contextlib.aclosing(cleanup.review(material, reviewer)) as events:
+            async for name, data in events:
+                yield format_event(name, data)
     except Exception as exc:  # the stream has started: report it in the stream
         log.warning("cleanup review of %s failed: %r", material.project, exc)
         yield format_event("error", {"message": f"review failed: {type(exc).__name__}: "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import trio
 from quart import Blueprint, Response, g, redirect, render_template
 
 from memlite.errors import NotFound
@@ -101,6 +102,8 @@ async def static(name: str) -> Response:
     path = STATIC_DIR / name
     if match is None or not path.is_file() or path.resolve().parent != STATIC_DIR:
         raise NotFound("no such file")
-    response = Response(path.read_bytes(), content_type=_TYPES[match.group(1)])
+    # On a thread: a disk that is slow (or asleep) must not stall the worker's loop.
+    body = await trio.to_thread.run_sync(path.read_bytes)
+    response = Response(body, content_type=_TYPES[match.group(1)])
     response.headers["Cache-Control"] = "no-cache"
     return response

@@ -161,7 +161,8 @@ SPEC: dict[str, Any] = {
                                         "properties": {"status": {"type": "string"},
                                                        "pid": {"type": "integer"},
                                                        "version": {"type": "string"},
-                                                       "uptime": {"type": "number"}}}),
+                                                       "uptime": {"type": "number"},
+                                                       "degraded": {"type": "object"}}}),
                           "403": _E}}},
         "/api/readiness": {"get": {
             "summary": "ready once the database is open and migrated",

@@ -58,6 +58,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+CLOSE_SLACK = 1.5
+"""Past ``close_grace``: draining the SDK's messages and waiting for the killed CLI."""
+CLOSE_MIN = 0.25
+"""Even a caller already cancelled gets this long (kill, then wait for the process)."""
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -127,7 +131,7 @@ class Conversation:
         real = resolve_cli(cfg.cli_path)
         workdir = cfg.data_dir / "observer" / (_SAFE.sub("_", cfg.session) or "session")
         workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        wrapper = registry.write_wrapper(cfg.data_dir, real)
+        wrapper = await trio.to_thread.run_sync(registry.write_wrapper, cfg.data_dir, real)
         self._client = ClaudeSDKClient(self._options(wrapper, workdir))
         # Not fail_after: a cancelled connect() runs the SDK's shielded close (5 s grace)
         # before we regain control. Killing the process makes connect() fail at once.
@@ -138,7 +142,7 @@ class Conversation:
             nonlocal timed_out
             await trio.sleep(cfg.connect_timeout)
             timed_out = True
-            registry.kill_marked(self.marker, self.config.data_dir)
+            await _kill_marked(self.marker, self.config.data_dir)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watchdog)
@@ -218,17 +222,35 @@ class Conversation:
             session_id=self.session_id, num_turns=result.num_turns)
 
     async def aclose(self) -> None:
-        """End the conversation; bounded by ``close_grace``, and no process survives it.
+        """End the conversation; bounded, and no process survives it.
 
-        Shielded: it runs to the end even when the caller is being cancelled.
+        Shielded: it runs to the end even when the caller is being cancelled, but within
+        ``close_grace + CLOSE_SLACK`` seconds, or the caller's deadline when that is
+        sooner, ``CLOSE_MIN`` at least (a stopping worker: ``memlite.actors.graces``).
+        The CLI is SIGKILLed at ``close_grace`` (or at half the caller's time), and
+        whatever is left at the end.
         """
         if self._closed:
             return
         self._closed = True
-        with trio.CancelScope(shield=True):
+        now = trio.current_time()
+        budget = max(CLOSE_MIN, min(self.config.close_grace + CLOSE_SLACK,
+                                    trio.current_effective_deadline() - now))
+        kill_at = min(self.config.close_grace, budget / 2)
+        reaped = False
+        try:
+            reaped = await self._close_within(now + budget, kill_at)
+        finally:
+            if not reaped:  # cut by the deadline: whatever is left is SIGKILLed now
+                registry.kill_marked(self.marker, self.config.data_dir)
+            registry.forget(self.config.data_dir, self.marker)
+
+    async def _close_within(self, deadline: float, kill_at: float) -> bool:
+        """Close gracefully, kill at ``kill_at`` s; True once no process is left."""
+        with trio.CancelScope(shield=True, deadline=deadline):
             if self._client is not None:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._kill_after, self.config.close_grace)
+                    nursery.start_soon(self._kill_after, kill_at)
                     try:
                         await self._client.disconnect()
                     except Exception:  # noqa: BLE001 - closing must not fail
@@ -243,15 +265,21 @@ class Conversation:
                             pass
             # Stragglers (a SIGKILLed process stays visible for a moment): until none is left.
             for _ in range(200):
-                if not registry.kill_marked(self.marker, self.config.data_dir):
-                    break
+                if not await _kill_marked(self.marker, self.config.data_dir):
+                    return True
                 await trio.sleep(0.01)
-            registry.forget(self.config.data_dir, self.marker)
+        return False
 
     async def _kill_after(self, seconds: float) -> None:
         await trio.sleep(seconds)
         log.warning("observer CLI did not exit in %s s after close: killed", seconds)
-        registry.kill_marked(self.marker, self.config.data_dir)
+        await _kill_marked(self.marker, self.config.data_dir)
+
+
+async def _kill_marked(marker: str, data_dir: Path) -> list[int]:
+    """``registry.kill_marked`` on a thread: finding the processes scans every process of
+    the machine (~8 ms for 120 processes), too long for the Trio thread (issue 17)."""
+    return await trio.to_thread.run_sync(registry.kill_marked, marker, data_dir)
 
 
 @asynccontextmanager

@@ -103,13 +103,18 @@ async def test_a_stopped_bus_ends_every_subscription(autojump_clock, hang_guard)
 
 
 async def test_a_subscribe_whose_asker_gave_up_opens_nothing(autojump_clock, hang_guard):
+    """Issue 17: the bus waited for a ``BrokenResourceError`` that a ``Reply`` never
+    raises, so a subscription for an asker that timed out stayed open until it filled."""
+    from memlite.actors.reply import Reply, _Answer
+
     bus_actor = EventBus()
-    async with spawn(bus_actor.run) as bus:
-        reply, answers = trio.open_memory_channel(1)
-        answers.close()
-        await bus.send(Subscribe(reply=reply))
-        await stats(bus)
-        assert bus_actor.statistics().subscribers == 0
+    answer = _Answer()
+    reply = Reply(answer)
+    await answer.wait(trio.current_time() + 1)  # the asker's own timeout passes
+    assert answer.timed_out and reply.abandoned
+    bus_actor._handle(Subscribe(reply=reply))
+    assert bus_actor.statistics().subscribers == 0
+    assert bus_actor.statistics().gone == 1
 
 
 async def test_publishing_never_waits_on_a_stuck_reader(autojump_clock, hang_guard):

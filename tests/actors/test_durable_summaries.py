@@ -71,9 +71,9 @@ def status(data_dir, event_id: int) -> str:
     return db_rows(data_dir, "SELECT status FROM events WHERE id = ?", (event_id,))[0][0]
 
 
-async def until(predicate, what: str, timeout: float = 30.0) -> None:
+async def until(predicate, what: str, timeout: float = 30.0) -> None:  # noqa: ASYNC109
     with trio.move_on_after(timeout):
-        while not predicate():
+        while not predicate():  # noqa: ASYNC110 - polls the database
             await trio.sleep(0.01)
         return
     raise AssertionError(f"timed out after {timeout} s: {what}")
@@ -91,9 +91,10 @@ async def quick_exit(ref, session_id: str = "s1") -> None:
     await ref.send(EndSession(session_id=session_id, reason="prompt_input_exit"))
 
 
-async def run_until_gone(sup: SessionSupervisor, ref, timeout: float = 30.0) -> None:
+async def run_until_gone(sup: SessionSupervisor, ref,
+                         timeout: float = 30.0) -> None:  # noqa: ASYNC109
     with trio.fail_after(timeout):
-        while not await gone(sup, ref):
+        while not await gone(sup, ref):  # noqa: ASYNC110 - polls the supervisor
             await trio.sleep(0.01)
 
 

@@ -378,3 +378,62 @@ async def test_an_observation_deleted_while_being_embedded_leaves_no_vector(data
         await ready(embedder)
         _, _, vectors = await db_state(reader)
     assert oid not in vectors
+
+
+# --- bounded query work (issue 17, item 1) -------------------------------------------------
+
+
+class SlowQueries(StandIn):
+    """A stand-in whose query embeddings wait for ``gate``; it counts query calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.query_calls = 0
+
+    def embed(self, texts):
+        if texts and texts[0].startswith("query "):
+            self.query_calls += 1
+            self.gate.wait(10)
+        return super().embed(texts)
+
+
+async def test_abandoned_queries_are_dropped_before_any_work_and_the_queue_is_bounded(data_dir):
+    from memlite.actors.embedder import QUERY_QUEUE, QUERY_WORKERS
+    from memlite.errors import AskTimeout
+
+    model = SlowQueries()
+    asks = 2 * (QUERY_WORKERS + QUERY_QUEUE) + 4  # all fit the mailbox (64): none waits
+    async with spawn(StorageActor(data_dir).run) as storage:
+        actor = EmbedderActor(storage, db_path(data_dir), load=lambda: model, poll=POLL)
+        async with spawn(actor.run) as embedder:
+            await ready(embedder)
+            outcomes: list[object] = []
+
+            async def ask(n: int) -> None:
+                try:
+                    outcomes.append(await embedder.ask(
+                        lambda r: EmbedQuery(text=f"query {n}", reply=r), timeout=1.0))
+                except AskTimeout as exc:
+                    outcomes.append(exc)
+
+            try:
+                async with trio.open_nursery() as nursery:
+                    for n in range(asks):
+                        nursery.start_soon(ask, n)
+            finally:
+                model.gate.set()  # the two queries on threads finish now
+            # Every asker got an answer (None: the queue was full) or timed out.
+            assert len(outcomes) == asks
+            assert any(o is None for o in outcomes)  # rejected at once, not queued
+            assert actor.queries_rejected == asks - QUERY_WORKERS - QUERY_QUEUE
+
+            async def drained():
+                return actor.queries_abandoned == QUERY_QUEUE or None
+
+            await wait_until(drained, "the queued, abandoned queries to be dropped")
+            # Only the queries already on a thread when their askers gave up were embedded.
+            assert model.query_calls == QUERY_WORKERS
+            # And the embedder still answers.
+            vector = await embedder.ask(lambda r: EmbedQuery(text="later", reply=r), timeout=5)
+            assert isinstance(vector, bytes)

@@ -7,6 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
 import trio
 
 from memlite.config import load_settings
@@ -16,6 +17,8 @@ from memlite.observer.conversation import ConversationConfig, open_conversation
 from memlite.observer.governor import Governor
 from memlite.observer.prompts import SYSTEM_PROMPT
 from tests.actors.observer_helpers import add_events, db_rows, doorbell, observing
+
+pytestmark = pytest.mark.loop_guard  # issue 17: /proc scans and file writes off the loop
 
 FAKE = Path(__file__).resolve().parent.parent / "observer" / "fake_claude.py"
 REPLY = ("<observation><type>change</type><title>AI saw edit {n}</title>"
@@ -135,7 +138,7 @@ async def test_quick_exit_keeps_a_slow_ai_summary_from_the_fake_cli(data_dir, tm
                 await ref.send(Deliver(session_id="s1", event_id=None, event_name=name))
             await ref.send(EndSession(session_id="s1", reason="prompt_input_exit"))
             with trio.fail_after(60):
-                while (await ref.ask(lambda reply: CountSessions(reply=reply),
+                while (await ref.ask(lambda reply: CountSessions(reply=reply),  # noqa: ASYNC110
                                      timeout=5)).ending:
                     await trio.sleep(0.05)
     assert db_rows(data_dir, "SELECT request FROM summaries") == [("fake AI summary",)]

@@ -32,6 +32,8 @@ from tests.actors.observer_helpers import (
     observing,
 )
 
+pytestmark = pytest.mark.loop_guard  # issue 17: fail when the event loop is blocked
+
 QUOTA = QuotaPaused("You've hit your usage limit", kind="quota")
 
 
@@ -242,3 +244,21 @@ async def test_a_session_that_ends_while_failing_leaves_no_health_entry(data_dir
             assert "s1" in hub.failing
         assert "s1" not in hub.failing and hub.health_line() is None
         assert ai.closed
+
+
+async def test_provisioned_ids_stay_within_the_pending_events(data_dir):
+    """Issue 17: the set of events given a rules observation during a pause only grew.
+    Ids of events no longer pending are forgotten; the still pending ones are not redone."""
+    async with observing(data_dir) as hub:
+        first = await add_events(hub, 3)
+        session = hub.factory("s1")
+        await session._provisional(await hub.read(reads.pending_events), PROJECT)
+        assert session._provisioned == set(first)
+        await hub.ask(lambda reply: SetEventStatus(event_ids=first[:2], status="done",
+                                                   reply=reply))
+        later = await add_events(hub, 2, start=3)
+        await session._provisional(await hub.read(reads.pending_events), PROJECT)
+        assert session._provisioned == {first[2], *later}
+    rules = db_rows(data_dir, "SELECT source_event_ids FROM observations WHERE backend = "
+                              "'rules' ORDER BY id")
+    assert [r[0] for r in rules] == [f"[{i}]" for i in (*first, *later)]  # none redone

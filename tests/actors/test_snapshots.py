@@ -86,14 +86,14 @@ async def test_a_round_writes_what_api_context_serves_and_a_sweep_follows_deleti
         assert snapshot.read(data_dir, project) is not None
         assert project in await writer.round(sweep=True)
         assert snapshot.read(data_dir, project) is None
-        assert not os.path.exists(snapshot.path_for(data_dir, project))
+        assert not os.path.exists(snapshot.path_for(data_dir, project))  # noqa: ASYNC240
     finally:
         conn.close()
 
 
-async def _until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+async def _until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def] # noqa: ASYNC109
     with trio.fail_after(timeout):
-        while not predicate():
+        while not predicate():  # noqa: ASYNC110 - polls the file system
             await trio.sleep(0.01)
 
 

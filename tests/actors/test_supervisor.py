@@ -442,3 +442,55 @@ async def test_escalation_can_be_awaited_from_outside(autojump_clock, hang_guard
         assert trio.current_time() == 1
     assert escalations == [sup.error]
     assert sup.events[-1] == SupervisorEscalated(name="inner", at=1, error=str(sup.error))
+
+
+# --- issue 17: bounded events, optional children given up alone, nested stop ----------------
+
+
+async def test_events_keep_only_the_newest_and_count_the_dropped(autojump_clock, hang_guard):
+    from memlite.actors.supervisor import EVENTS_KEPT
+
+    a = Scripted("a", *[Crash(after=1)] * (EVENTS_KEPT + 10))  # never two within the period
+    async with spawn(Supervisor([a.spec()], intensity=1, period=0.5).run) as sup:
+        await a.wait_for("started", EVENTS_KEPT + 5)
+        assert len(sup.events) == EVENTS_KEPT
+        assert sup.events.dropped > 0
+        assert sup.events[-1] == ChildStarted(name="a", attempt=EVENTS_KEPT + 5,
+                                              at=EVENTS_KEPT + 4)
+        await sup.stop()
+
+
+async def test_without_escalation_a_failing_child_is_given_up_and_its_siblings_run_on(
+        autojump_clock, hang_guard):
+    from memlite.actors.core import ChildGaveUp
+
+    a, bad = Scripted("a"), Scripted("bad", *[Crash(after=1)] * 10)
+    async with spawn(Supervisor([a.spec(), bad.spec()], intensity=2, period=60,
+                                escalate=False, name="optional").run) as sup:
+        await bad.wait_for("ended", 3)
+        await trio.sleep(5)
+        assert bad.attempts == 3  # two restarts allowed, the third given up
+        assert sup.given_up == {"bad": "ValueError: bad crashed in attempt 3"}
+        assert ChildGaveUp(name="bad", at=3, error=sup.given_up["bad"]) in sup.events
+        assert sup.error is None
+        assert await sup.ref("a").ask(Ping, timeout=1) == "a#1"  # the sibling still serves
+        with pytest.raises(ActorDied):
+            await sup.ref("bad").ask(Ping, timeout=1)
+        await sup.stop()
+    assert sup.error is None
+
+
+async def test_a_nested_supervisor_is_asked_to_stop_its_children_in_order(
+        autojump_clock, hang_guard):
+    a, b = Scripted("a", Serve(cleanup=0.5)), Scripted("b", Serve(cleanup=0.5))
+    inner = Supervisor([a.spec(shutdown=1), b.spec(shutdown=1)], name="inner")
+    async with spawn(Supervisor([ChildSpec(name="inner", start=inner.run, shutdown=3,
+                                           restart=Restart.TEMPORARY)]).run) as sup:
+        await b.wait_for("started", 1)
+        await sup.stop()
+    # Stopped gracefully (a mailbox sealed, its cleanup done), not cancelled at 3 s.
+    assert [e for e in inner.events if isinstance(e, ChildStopped)] == [
+        ChildStopped(name="b", at=0.5, how="graceful"),
+        ChildStopped(name="a", at=1.0, how="graceful"),
+    ]
+    assert ChildStopped(name="inner", at=1.0, how="graceful") in sup.events

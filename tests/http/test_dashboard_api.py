@@ -13,6 +13,8 @@ from memlite.actors.storage import StoreObservations, StoreSummary
 from memlite.storage.records import NewObservation, NewSummary
 from memlite.storage.timestamps import now_ms
 
+pytestmark = pytest.mark.loop_guard  # issue 17: fail when the event loop is blocked
+
 T0 = 1_780_000_000_000  # 2026-05-28
 
 

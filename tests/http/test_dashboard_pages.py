@@ -9,6 +9,8 @@ from http_helpers import PORT, headers
 from memlite.http import cookie_name, cookie_value
 from memlite.http.dashboard import PAGE_CSP, PAGES
 
+pytestmark = pytest.mark.loop_guard  # issue 17: fail when the event loop is blocked
+
 PAGE_PATHS = [path for path, _, _ in PAGES] + ["/sessions/some-session"]
 
 

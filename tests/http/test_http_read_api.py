@@ -9,6 +9,8 @@ from http_helpers import headers, seed_observation, seed_session
 
 from memlite.storage.pool import ReaderPool
 
+pytestmark = pytest.mark.loop_guard  # issue 17: fail when the event loop is blocked
+
 
 @pytest.fixture
 async def seeded(storage):

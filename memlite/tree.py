@@ -1,5 +1,9 @@
 """The root of the worker's task tree: one supervisor over every actor and the HTTP front.
 
+The composition root: it lives outside ``memlite/actors/`` because it wires the actors
+to the web layer (Hypercorn, the Quart app); no actor imports it or any web code
+(``tests/actors/test_layering.py``).
+
 The contract of :func:`run_root` (all ``memlite/worker.py`` relies on)
     * Serve HTTP on 127.0.0.1:``settings.worker_port`` (never another address).
     * Call ``task_status.started(port)`` once requests are being answered.
@@ -17,10 +21,13 @@ previous one reported it was up)::
                writer but storage, so its last round sees all)
     bus        event fan-out for SSE                              permanent
     sessions   session supervisor (one actor per Claude session)  permanent
-    reaper     every 60 s: stop idle session actors               permanent
-    pruner     every hour: prune old event payloads, vacuum        permanent
-    embedder   loads the model on a thread; vectors for new observations  permanent
-    idle       no sessions, no requests: set shutdown             transient
+    optional   supervisor of the parts the worker can do without,   temporary
+               each with its own restart budget (3 in 60 s), given
+               up alone past it (``degraded`` in /api/health):
+        reaper     every 60 s: stop idle session actors           permanent
+        pruner     every hour: prune old event payloads, vacuum    permanent
+        embedder   loads the model on a thread; vectors for new observations  permanent
+        idle       no sessions, no requests: set shutdown         transient
     spool      drain the hook spool, set ``ready``, then drain it   permanent
                every few seconds while the worker runs (``spooler.py``)
     http       Hypercorn serving ``create_app(services)``; then asks the spooler for
@@ -29,16 +36,18 @@ previous one reported it was up)::
 Stop order: ``shutdown`` is set (a signal relayed from the worker, or the idle actor).
 At once every session's AI is given ``SHUTDOWN_SUMMARY_WAIT_SECONDS`` (1.5 s) more: a
 summary in progress that is not done by then is replaced by the rules summary.
-Hypercorn stops accepting at once and gives open requests ``graceful_timeout`` (1 s); SSE
-streams end by themselves on ``shutdown``. Then the supervisor stops the children in
+Hypercorn stops accepting at once and gives open requests ``GRACEFUL_TIMEOUT`` (0.5 s);
+SSE streams end by themselves on ``shutdown``. Then the supervisor stops the children in
 reverse: the storage actor last, so every write already accepted is committed, then the
 database is closed. Finally the reader pool is closed. Each child has a grace (its
-``ChildSpec.shutdown``) before it is cancelled; the worker cancels the whole root
-``SHUTDOWN_GRACE_SECONDS`` (4 s) after the signal in any case.
+``ChildSpec.shutdown``) before it is cancelled; the graces add up to ``ROOT_STOP``
+(4.5 s), after which the worker cancels the root in any case: see the table in
+``memlite.actors.graces``.
 
-Failure: children are restarted one-for-one (at most 3 restarts in 5 s, else the
-supervisor escalates and ``run_root`` raises: the worker exits non-zero with the reason
-in its log). A database that cannot be opened therefore fails the start.
+Failure: the root's children (storage, snapshots, bus, sessions, spool, http) are
+restarted one-for-one (at most 3 restarts in 5 s, else the supervisor escalates and
+``run_root`` raises: the worker exits non-zero with the reason in its log). A database
+that cannot be opened therefore fails the start. The optional children never escalate.
 """
 
 from __future__ import annotations
@@ -47,20 +56,34 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
 from functools import partial
+from typing import Any, TypeVar
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from memlite.actors.bus import EventBus
-from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor
+from memlite.actors.core import ActorRef, ChildSpec, Restart, Supervisor, lone_error
 from memlite.actors.embedder import EmbedderActor
+from memlite.actors.graces import (
+    BUS_GRACE,
+    GRACEFUL_TIMEOUT,
+    HTTP_GRACE,
+    OPTIONAL_CHILD_GRACE,
+    OPTIONAL_GRACE,
+    SESSION_STOP_GRACE,
+    SESSIONS_GRACE,
+    SNAPSHOTS_GRACE,
+    SPOOL_GRACE,
+    STORAGE_GRACE,
+)
 from memlite.actors.idle import IdleShutdown
 from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner
 from memlite.actors.reaper import Reaper
-from memlite.actors.session import SHUTDOWN_SUMMARY_WAIT_SECONDS, Deliver, SessionSupervisor
+from memlite.actors.session import Deliver, SessionSupervisor
 from memlite.actors.snapshots import Snapshotter
 from memlite.actors.spooler import DrainNow, Spooler
 from memlite.actors.storage import RequeueProcessingEvents, StorageActor
@@ -80,8 +103,11 @@ __all__ = ["GRACEFUL_TIMEOUT", "WorkerTree", "run_root"]
 
 log = logging.getLogger(__name__)
 
-GRACEFUL_TIMEOUT = 1.0
-"""Seconds Hypercorn gives open requests after ``shutdown`` before closing them."""
+T = TypeVar("T")
+
+OPTIONAL_INTENSITY = 3
+OPTIONAL_PERIOD = 60.0
+"""Each optional child may restart 3 times in 60 s; one more and it is given up."""
 BACKLOG = 128
 
 
@@ -114,29 +140,37 @@ class WorkerTree:
         self.listener = listener
         self.port: int = listener.getsockname()[1]
         data_dir = settings.data_dir
-        self.supervisor = Supervisor([
-            ChildSpec(name="storage", start=StorageActor(data_dir).run, shutdown=3.0),
-            ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=3.0),
-            ChildSpec(name="bus", start=self._run_bus, shutdown=1.0),
-            # Summaries in progress get SHUTDOWN_SUMMARY_WAIT_SECONDS (1.5 s) from the
-            # signal, then the rules summary is stored: 1 s for that and the rest.
-            ChildSpec(name="sessions", start=self._run_sessions,
-                      shutdown=SHUTDOWN_SUMMARY_WAIT_SECONDS + 1.0),
-            ChildSpec(name="reaper", start=self._run_reaper, shutdown=1.0),
-            ChildSpec(name="pruner", start=self._run_pruner, shutdown=1.0),
-            ChildSpec(name="embedder", start=self._run_embedder, shutdown=1.0),
+        self.optional = Supervisor([
+            ChildSpec(name="reaper", start=self._run_reaper, shutdown=OPTIONAL_CHILD_GRACE),
+            ChildSpec(name="pruner", start=self._run_pruner, shutdown=OPTIONAL_CHILD_GRACE),
+            ChildSpec(name="embedder", start=self._run_embedder, shutdown=OPTIONAL_CHILD_GRACE),
             ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
-                      shutdown=1.0),
-            ChildSpec(name="spool", start=self._run_spooler, shutdown=1.0),
+                      shutdown=OPTIONAL_CHILD_GRACE),
+        ], name="optional", escalate=False, intensity=OPTIONAL_INTENSITY,
+            period=OPTIONAL_PERIOD)
+        self.supervisor = Supervisor([
+            # Graces: memlite.actors.graces, one table that adds up to the worker's cap.
+            ChildSpec(name="storage", start=StorageActor(data_dir).run,
+                      shutdown=STORAGE_GRACE),
+            ChildSpec(name="snapshots", start=self._run_snapshots, shutdown=SNAPSHOTS_GRACE),
+            ChildSpec(name="bus", start=self._run_bus, shutdown=BUS_GRACE),
+            ChildSpec(name="sessions", start=self._run_sessions, shutdown=SESSIONS_GRACE),
+            # The children the worker can do without, under their own supervisor with a
+            # budget per child: one that keeps failing is given up (and reported in
+            # /api/health and `memlite doctor`), never escalating to storage or HTTP.
+            ChildSpec(name="optional", start=self.optional.run, restart=Restart.TEMPORARY,
+                      shutdown=OPTIONAL_GRACE),
+            ChildSpec(name="spool", start=self._run_spooler, shutdown=SPOOL_GRACE),
             ChildSpec(name="http", start=self._serve_http, restart=Restart.TRANSIENT,
-                      shutdown=GRACEFUL_TIMEOUT + 1.0),
+                      shutdown=HTTP_GRACE),
         ], name="root")
         self.services = Services(
             settings=settings, data_dir=data_dir, db_path=db_path(data_dir), token=token,
             version=worker_version(), pid=os.getpid(), started_at=trio.current_time(),
             started_at_wall_ms=int(time.time() * 1000),
             storage=self.supervisor.ref("storage"), sessions=self.supervisor.ref("sessions"),
-            bus=self.supervisor.ref("bus"), embedder=self.supervisor.ref("embedder"),
+            bus=self.supervisor.ref("bus"), embedder=self.optional.ref("embedder"),
+            degraded=lambda: dict(self.optional.given_up),
         )
         self.readers = ReaderPool(self.services.db_path)
         governor = Governor(concurrency=settings["OBSERVER_CONCURRENCY"],
@@ -149,9 +183,11 @@ class WorkerTree:
             idle_seconds=settings["OBSERVER_IDLE_MINUTES"] * 60,
             publish=partial(publish, self.services))
 
-    async def _read(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         async with self.readers.borrow() as conn:
-            return await conn.async_run(fn, conn, *args, **kwargs)
+            result: T = await conn.async_run(  # type: ignore[attr-defined]
+                fn, conn, *args, **kwargs)
+            return result
 
     # Each start function builds a fresh actor, so a restarted child starts clean.
 
@@ -170,11 +206,12 @@ class WorkerTree:
         killed = await trio.to_thread.run_sync(reap_with_retry, self.services.data_dir)
         if killed:
             log.warning("killed %d observer processes left by a previous worker", len(killed))
-        requeued = await self.services.storage.ask(
+        requeued: int = await self.services.storage.ask(
             lambda reply: RequeueProcessingEvents(reply=reply), timeout=30)
         if requeued:
             log.info("requeued %d events left processing by a previous worker", requeued)
         await SessionSupervisor(factory=self.services.observer.factory,
+                                stop_grace=SESSION_STOP_GRACE,
                                 shutdown=self.services.shutdown).run(task_status=task_status)
 
     async def _run_pruner(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
@@ -289,17 +326,9 @@ def _one_error(group: BaseExceptionGroup[BaseException], *, started: bool) -> Ba
     opened) escalates as ``RestartIntensityExceeded``; the person starting the worker
     needs its cause (e.g. ``NotADatabaseError``, which says what to do), so that is raised.
     """
-    leaves = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    if len(leaves) != 1:
+    error = lone_error(group)
+    if error is group:
         return group
-    (error,) = leaves
     if isinstance(error, RestartIntensityExceeded) and not started and error.__cause__:
         return error.__cause__
     return error
