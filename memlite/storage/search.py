@@ -14,7 +14,9 @@ Modes
                   an all-words query that finds nothing on a paraphrase.
     ``semantic``  cosine nearest neighbours of ``query_vector`` in the sqlite-vec table
                   (partitioned by project, so a project filter is a partition scan), at
-                  or above the model's relevance floor.
+                  or above the model's relevance floor. A project of 20,000 vectors or
+                  more is searched with an in-memory sign-bit index and exact rescoring
+                  of its candidates (``memlite.storage.vector_index``).
     ``hybrid``    the default: both lists fused by weighted reciprocal rank, plus what
                   the query says besides its words (``memlite.storage.query``): a file
                   path is matched exactly against ``files_read`` / ``files_modified``
@@ -47,6 +49,7 @@ from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query
 from memlite.storage.fusion import DEFAULT_FUSION, Fusion, demote_superseded, favour_newest, fuse
 from memlite.storage.query import QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
+from memlite.storage import vector_index
 from memlite.storage.records import Observation, decode_list
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
@@ -298,6 +301,13 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
                 "AND observation_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
                 (*base, min(depth, MAX_CANDIDATES), *tail, _json_ids(allowed))).fetchall()
             return [(r[0], r[1]) for r in rows]
+    if filters.project is not None and not filters.narrows:
+        # A large project: the in-memory sign-bit index with exact rescoring (ms, not
+        # tens of ms); None for a small one, where the exact KNN below is cheap.
+        found = vector_index.nearest(conn, vector, filters.project, depth,
+                                     filters.where("o"))
+        if found is not None:
+            return found
     # Over-fetch, then drop what the filters (or supersession) rule out.
     fetch = min(MAX_CANDIDATES, depth * (8 if filters.narrows else 2))
     rows = conn.execute(
