@@ -46,7 +46,7 @@ import numpy as np
 
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
-__all__ = ["CANDIDATES", "MIN_VECTORS", "ProjectIndex", "nearest", "reset"]
+__all__ = ["CANDIDATES", "MIN_VECTORS", "ProjectIndex", "nearest", "project_share", "reset"]
 
 MIN_VECTORS = 20_000
 """A project with fewer vectors is searched with the exact KNN (a few ms at most)."""
@@ -202,6 +202,17 @@ def _index_for(conn: apsw.Connection, project: str) -> ProjectIndex | None:
         with _GUARD:
             _INDEXES[key] = index
     return index
+
+
+def project_share(conn: apsw.Connection, project: str) -> float:
+    """The share of the database's observations held by ``project``, as far as its index
+    knows (0.0 with no index yet): vectors indexed over the highest observation id, an
+    underestimate after deletions. Lets full text skip a join that filters nothing."""
+    index = _INDEXES.get((conn.filename, project))
+    if index is None or not index.size:
+        return 0.0
+    top = conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0] or 0
+    return index.size / top if top else 0.0
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str, k: int,

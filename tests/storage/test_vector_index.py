@@ -159,3 +159,35 @@ def test_search_through_the_index_hides_superseded_and_other_projects(db, add_ob
                    query_vector=q.tobytes(), limit=10)
     shown_ids = [h.observation.id for h in shown.hits]
     assert ids[0] in shown_ids and shown_ids[0] == ids[1]  # the replacement first
+
+
+def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observation):
+    from memlite.storage import search as engine
+
+    rng = np.random.default_rng(10)
+    words = ["alpha", "beta", "gamma", "delta", "omega"]
+    storage.ensure_vector_table(db, DIM, "m")
+    with db:
+        for project, n in (("/repo/a", 300), ("/repo/b", 100)):
+            ids = [add_observation(project=project, title=" ".join(
+                rng.choice(words, size=3)) + f" {project} {i}") for i in range(n)]
+            storage.upsert_vectors(db, [(oid, project, v.tobytes()) for oid, v in
+                                        zip(ids, clustered(rng, n), strict=True)])
+    db.execute("UPDATE observations SET superseded_by = 2 WHERE id = 1")
+    a = Filters(project="/repo/a")
+    assert vector_index.project_share(db, "/repo/a") == 0.0  # no index yet: joined query
+    assert engine._fts_dominant(db, '"alpha"', a, 20) is None
+    indexed(db, clustered(rng, 1)[0], 3)  # the index now knows /repo/a holds 3/4
+    assert vector_index.project_share(db, "/repo/a") == pytest.approx(0.75, abs=0.01)
+    for query in ('"alpha"', '"beta" OR "omega"', '"gamma" OR "delta" OR "alpha"'):
+        fast = engine._fts_dominant(db, query, a, 20)
+        assert fast is not None
+        assert sorted(fast) == sorted(engine._fts_joined(db, query, a, 20))
+    # /repo/b holds a quarter: always the joined query.
+    assert engine._fts_dominant(db, '"alpha"', Filters(project="/repo/b"), 20) is None
+    # A narrowing filter, or too few of the unfiltered top passing: the joined query.
+    narrow = Filters(project="/repo/a", session_id="nobody")
+    assert engine._fts_dominant(db, '"alpha"', narrow, 20) is None
+    db.execute("UPDATE observations SET superseded_by = 2 WHERE id > 2 AND id <= 280")
+    assert engine._fts_dominant(db, '"alpha"', a, 20) is None
+    assert len(engine._fts_joined(db, '"alpha"', a, 20)) > 0
