@@ -543,6 +543,9 @@ def main(args) -> None:
     qs = queries(words)
     r["queries"] = qs
     wordllama = load_embedder("wordllama")
+    if args.index:
+        main_index(args, words, qs, wordllama, r["load_start"])
+        return
     log("embedding throughput")
     r["embedding"] = measure_embedding(qs, words, args.texts)
 
@@ -605,6 +608,24 @@ def main(args) -> None:
         print(f"updated {ROOT / 'BENCHMARKS.md'}", file=sys.stderr)
 
 
+def main_index(args, words, qs, wordllama, load_start: str) -> None:
+    """``--index``: the in-memory index against the exact KNN (``bench_search_index``)."""
+    import bench_search_index
+
+    directory, _ = cached("100k-1p", 100_000, PROJECTS[:1], "wordllama", words, wordllama,
+                          args.rebuild)
+    log("index vs exact KNN on 100k-1p")
+    got = bench_search_index.run(directory, qs, query_vectors(qs, "wordllama", wordllama),
+                                 PROJECTS[0], args.rounds, log)
+    section = bench_search_index.report(
+        got, date=datetime.date.today().isoformat(), machine=machine_line(),
+        load=(load_start, load_average()), rounds=args.rounds)
+    print(section)
+    if args.write:
+        write_section(bench_search_index.SECTION, section)
+        print(f"updated {ROOT / 'BENCHMARKS.md'}", file=sys.stderr)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",") if x],
@@ -621,6 +642,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="skip the 384-d and one-project databases at 100k")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the long hybrid queries at the largest size (stderr)")
+    parser.add_argument("--index", action="store_true",
+                        help="only the in-memory vector index against the exact KNN (100k-1p)")
     parser.add_argument("--write", action="store_true", help=f"update {SECTION} in BENCHMARKS.md")
     return parser.parse_args(argv)
 

@@ -8,6 +8,9 @@ model or dimension drops the table and the caller re-embeds every observation.
 
 A trigger created with the table deletes an observation's vector when the observation is
 deleted (directly or by a session's cascade), so no path can leave an orphan behind.
+
+Every vector also gets an int8 code in ``observation_vector_codes`` (same transaction),
+which the in-memory index of a large project reads (``vector_codes``, ``vector_index``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ import apsw
 import sqlite_vec
 
 from memlite.storage.records import VectorHit
+from memlite.storage.vector_codes import (
+    TOMBSTONE_SQL,
+    codes_exist,
+    create_codes_table,
+    write_code,
+)
 
 __all__ = [
     "MAX_DIM",
@@ -83,6 +92,9 @@ def ensure_vector_table(conn: apsw.Connection, dim: int, model: str, *,
     if not model:
         raise ValueError("the embedding model name must not be empty")
     if not recreate and vector_table_info(conn) == (dim, model):
+        if not codes_exist(conn):  # a database from before the in-memory index
+            create_codes_table(conn, VECTOR_TABLE)
+            _create_trigger(conn)
         return False
     conn.execute(f"DROP TRIGGER IF EXISTS {VECTOR_TABLE}_delete")
     conn.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
@@ -93,13 +105,19 @@ def ensure_vector_table(conn: apsw.Connection, dim: int, model: str, *,
         " project TEXT PARTITION KEY,"
         f" embedding float[{dim}] distance_metric=cosine)"
     )
-    conn.execute(
-        f"CREATE TRIGGER {VECTOR_TABLE}_delete AFTER DELETE ON observations BEGIN"
-        f" DELETE FROM {VECTOR_TABLE} WHERE observation_id = old.id; END"
-    )
+    create_codes_table(conn, VECTOR_TABLE)
+    _create_trigger(conn)
     _set_meta(conn, "vector_dim", str(dim))
     _set_meta(conn, "vector_model", model)
     return True
+
+
+def _create_trigger(conn: apsw.Connection) -> None:
+    conn.execute(f"DROP TRIGGER IF EXISTS {VECTOR_TABLE}_delete")
+    conn.execute(
+        f"CREATE TRIGGER {VECTOR_TABLE}_delete AFTER DELETE ON observations BEGIN"
+        f" DELETE FROM {VECTOR_TABLE} WHERE observation_id = old.id; {TOMBSTONE_SQL} END"
+    )
 
 
 def _blob(embedding: Embedding) -> bytes:
@@ -139,6 +157,7 @@ def upsert_vectors(
             f"INSERT INTO {VECTOR_TABLE} (observation_id, project, embedding) VALUES (?, ?, ?)",
             (observation_id, project, _blob(embedding)),
         )
+        write_code(conn, observation_id, project, embedding)
         count += 1
     return count
 

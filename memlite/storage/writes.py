@@ -32,6 +32,7 @@ from memlite.storage.records import (
     Session,
 )
 from memlite.storage.timestamps import now_ms, to_iso
+from memlite.storage.topics import record_supersession
 
 __all__ = [
     "complete_session",
@@ -274,7 +275,8 @@ def insert_observation(
     conn: apsw.Connection, obs: NewObservation, *, batch: str | None = None,
     mark_done: bool = True,
 ) -> InsertResult:
-    """Store an observation, mark its source events done and link what it supersedes.
+    """Store an observation, mark its source events done and link what it supersedes
+    (the ids it names, and same-topic decisions and fixes: ``storage.topics``).
 
     The three happen together (the caller's transaction or savepoint), so an event is
     never ``done`` without its observation. A duplicate (same content hash) still marks
@@ -325,6 +327,8 @@ def insert_observation(
             "WHERE id IN (SELECT value FROM json_each(?)) AND id != ?",
             (result.id, _json_list(obs.supersedes), result.id),
         )
+    if result.created:  # a newer decision or fix on the same topic (storage.topics)
+        record_supersession(conn, result.id)
     return result
 
 

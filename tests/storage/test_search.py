@@ -447,11 +447,12 @@ def test_fuse_k_flattens_or_sharpens_ranks():
 
 
 def test_hybrid_prefers_the_newer_of_two_equal_matches(db, model):
+    # Discoveries: two decisions on one topic would be a supersession (storage.topics).
     older = storage.insert_observation(db, storage.NewObservation(
-        session_id="s", project="/p", type="decision", title="Cache size limit is 100 MB",
+        session_id="s", project="/p", type="discovery", title="Cache size limit is 100 MB",
         at_ms=1_000)).id
     newer = storage.insert_observation(db, storage.NewObservation(
-        session_id="s2", project="/p", type="decision", title="Cache size limit is 100 MB",
+        session_id="s2", project="/p", type="discovery", title="Cache size limit is 100 MB",
         at_ms=2_000)).id
     store_vectors(db, model)
     outcome = run(db, model, "cache size limit", "hybrid")

@@ -1,0 +1,193 @@
+"""The in-memory sign-bit index of a large project: same answers as the exact KNN on
+clustered vectors, fresh after writes and deletes, rebuilt for a new model, and the
+int8 codes it rescores with kept in step with vec0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memlite import storage
+from memlite.storage import vector_index
+from memlite.storage.search import Filters, search
+from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
+
+DIM = 64
+
+
+@pytest.fixture(autouse=True)
+def small_index(monkeypatch):
+    """Index every project, however small (the real threshold is 20,000 vectors)."""
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 1)
+    monkeypatch.setattr(vector_index, "CANDIDATES", 60)
+    vector_index.reset()
+    yield
+    vector_index.reset()
+
+
+def clustered(rng: np.random.Generator, n: int, clusters: int = 20) -> np.ndarray:
+    """Unit vectors around ``clusters`` centres plus a shared offset (like sentence
+    embeddings, whose mean is far from zero); the same centres on every call."""
+    fixed = np.random.default_rng(0)
+    centres = fixed.standard_normal((clusters, DIM)).astype(np.float32)
+    offset = fixed.standard_normal(DIM).astype(np.float32)
+    rows = centres[rng.integers(0, clusters, n)] + offset
+    rows += 0.5 * rng.standard_normal((n, DIM)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def populate(db, add_observation, vectors: np.ndarray, project: str = "/repo/a") -> list[int]:
+    storage.ensure_vector_table(db, DIM, "m")
+    with db:
+        ids = [add_observation(title=f"{project} {i}", project=project)
+               for i in range(len(vectors))]
+        storage.upsert_vectors(db, [(oid, project, vectors[i].tobytes())
+                                    for i, oid in enumerate(ids)])
+    return ids
+
+
+def exact(db, query: np.ndarray, k: int, project: str = "/repo/a") -> list[int]:
+    return [h.observation_id for h in
+            storage.nearest_observations(db, query.tobytes(), project=project, k=k)]
+
+
+def indexed(db, query: np.ndarray, k: int, project: str = "/repo/a"):
+    return vector_index.nearest(db, query.tobytes(), project, k, Filters(project=project)
+                                .where("o"))
+
+
+def test_codes_follow_upserts_and_deletes(db, add_observation):
+    rng = np.random.default_rng(1)
+    ids = populate(db, add_observation, clustered(rng, 3))
+    rows = db.execute(f"SELECT observation_id, seq, length(code) FROM {CODES_TABLE} "
+                      "ORDER BY seq").fetchall()
+    assert [r[0] for r in rows] == ids and [r[2] for r in rows] == [DIM] * 3
+    top = rows[-1][1]
+    storage.upsert_vectors(db, [(ids[0], "/repo/a", clustered(rng, 1)[0].tobytes())])
+    storage.delete_observation(db, ids[1], actor="test")
+    after = dict(((r[0], (r[1], r[2])) for r in db.execute(
+        f"SELECT observation_id, seq, code FROM {CODES_TABLE}")))
+    assert after[ids[0]][0] > top and after[ids[0]][1] is not None  # re-embedded: new seq
+    assert after[ids[1]][0] > top and after[ids[1]][1] is None      # deleted: tombstone
+
+
+def test_an_older_database_gets_its_codes_backfilled(db, add_observation):
+    vectors = clustered(np.random.default_rng(2), 5)
+    ids = populate(db, add_observation, vectors)
+    db.execute(f"DROP TABLE {CODES_TABLE}")
+    db.execute("DELETE FROM meta WHERE key = 'vector_codes_epoch'")
+    assert codes_epoch(db) is None
+    assert storage.ensure_vector_table(db, DIM, "m") is False  # no reindex needed
+    assert codes_epoch(db) is not None
+    codes = dict(db.execute(f"SELECT observation_id, code FROM {CODES_TABLE}").fetchall())
+    assert sorted(codes) == sorted(ids)
+    got = np.frombuffer(codes[ids[0]], dtype=np.int8).astype(np.float32)
+    assert float(got @ vectors[0]) / np.linalg.norm(got) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_index_finds_what_the_exact_knn_finds(db, add_observation):
+    rng = np.random.default_rng(3)
+    populate(db, add_observation, clustered(rng, 600))
+    queries = clustered(rng, 20)
+    overlap = []
+    for q in queries:
+        want = exact(db, q, 10)
+        got = indexed(db, q, 10)
+        assert got is not None and len(got) == 10
+        assert [d for _, d in got] == sorted(d for _, d in got)  # closest first
+        overlap.append(len(set(want) & {oid for oid, _ in got}) / 10)
+    # 60 candidates out of 600 rows, rescored exactly: nearly all of the true top 10.
+    assert np.mean(overlap) >= 0.9
+
+
+def test_distances_are_cosine_distances(db, add_observation):
+    rng = np.random.default_rng(4)
+    populate(db, add_observation, clustered(rng, 100))
+    q = clustered(rng, 1)[0]
+    want = {h.observation_id: h.distance for h in
+            storage.nearest_observations(db, q.tobytes(), project="/repo/a", k=100)}
+    for oid, distance in indexed(db, q, 5):
+        assert distance == pytest.approx(want[oid], abs=0.01)
+
+
+def test_index_sees_new_and_deleted_rows(db, add_observation):
+    rng = np.random.default_rng(5)
+    populate(db, add_observation, clustered(rng, 200))
+    q = clustered(rng, 1)[0]
+    indexed(db, q, 5)  # built
+    newcomer = add_observation(title="new")
+    storage.upsert_vectors(db, [(newcomer, "/repo/a", q.tobytes())])  # the exact match
+    assert indexed(db, q, 5)[0][0] == newcomer
+    storage.delete_observation(db, newcomer, actor="test")
+    assert newcomer not in {oid for oid, _ in indexed(db, q, 5)}
+
+
+def test_a_new_model_rebuilds_the_index(db, add_observation):
+    rng = np.random.default_rng(6)
+    ids = populate(db, add_observation, clustered(rng, 100))
+    q = clustered(rng, 1)[0]
+    assert indexed(db, q, 3)
+    storage.ensure_vector_table(db, DIM, "other-model")  # empty again: reindex pending
+    assert not indexed(db, q, 3)  # nothing to index: the exact KNN (also empty) answers
+    storage.upsert_vectors(db, [(ids[7], "/repo/a", q.tobytes())])
+    assert [oid for oid, _ in indexed(db, q, 3)] == [ids[7]]
+
+
+def test_small_projects_use_the_exact_knn(db, add_observation, monkeypatch):
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 1000)
+    populate(db, add_observation, clustered(np.random.default_rng(7), 50))
+    assert indexed(db, clustered(np.random.default_rng(8), 1)[0], 3) is None
+
+
+def test_search_through_the_index_hides_superseded_and_other_projects(db, add_observation):
+    rng = np.random.default_rng(9)
+    ids = populate(db, add_observation, clustered(rng, 300))
+    other = populate(db, add_observation, clustered(rng, 50), project="/repo/b")
+    q = clustered(rng, 1)[0]
+    storage.upsert_vectors(db, [(ids[0], "/repo/a", q.tobytes()),
+                                (ids[1], "/repo/a", q.tobytes()),
+                                (other[0], "/repo/b", q.tobytes())])
+    db.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (ids[1], ids[0]))
+    outcome = search(db, "zzz", mode="semantic", filters=Filters(project="/repo/a"),
+                     query_vector=q.tobytes(), limit=10)
+    got = [h.observation.id for h in outcome.hits]
+    assert outcome.mode_used == "semantic" and got
+    assert ids[0] not in got and other[0] not in got
+    assert set(got) <= set(ids)
+    shown = search(db, "zzz", mode="semantic",
+                   filters=Filters(project="/repo/a", include_superseded=True),
+                   query_vector=q.tobytes(), limit=10)
+    shown_ids = [h.observation.id for h in shown.hits]
+    assert ids[0] in shown_ids and shown_ids[0] == ids[1]  # the replacement first
+
+
+def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observation):
+    from memlite.storage import search as engine
+
+    rng = np.random.default_rng(10)
+    words = ["alpha", "beta", "gamma", "delta", "omega"]
+    storage.ensure_vector_table(db, DIM, "m")
+    with db:
+        for project, n in (("/repo/a", 300), ("/repo/b", 100)):
+            ids = [add_observation(project=project, title=" ".join(
+                rng.choice(words, size=3)) + f" {project} {i}") for i in range(n)]
+            storage.upsert_vectors(db, [(oid, project, v.tobytes()) for oid, v in
+                                        zip(ids, clustered(rng, n), strict=True)])
+    db.execute("UPDATE observations SET superseded_by = 2 WHERE id = 1")
+    a = Filters(project="/repo/a")
+    assert vector_index.project_share(db, "/repo/a") == 0.0  # no index yet: joined query
+    assert engine._fts_dominant(db, '"alpha"', a, 20) is None
+    indexed(db, clustered(rng, 1)[0], 3)  # the index now knows /repo/a holds 3/4
+    assert vector_index.project_share(db, "/repo/a") == pytest.approx(0.75, abs=0.01)
+    for query in ('"alpha"', '"beta" OR "omega"', '"gamma" OR "delta" OR "alpha"'):
+        fast = engine._fts_dominant(db, query, a, 20)
+        assert fast is not None
+        assert sorted(fast) == sorted(engine._fts_joined(db, query, a, 20))
+    # /repo/b holds a quarter: always the joined query.
+    assert engine._fts_dominant(db, '"alpha"', Filters(project="/repo/b"), 20) is None
+    # A narrowing filter, or too few of the unfiltered top passing: the joined query.
+    narrow = Filters(project="/repo/a", session_id="nobody")
+    assert engine._fts_dominant(db, '"alpha"', narrow, 20) is None
+    db.execute("UPDATE observations SET superseded_by = 2 WHERE id > 2 AND id <= 280")
+    assert engine._fts_dominant(db, '"alpha"', a, 20) is None
+    assert len(engine._fts_joined(db, '"alpha"', a, 20)) > 0
