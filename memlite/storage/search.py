@@ -45,11 +45,11 @@ from typing import Any
 import apsw
 import attrs
 
+from memlite.storage import vector_index
 from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
 from memlite.storage.fusion import DEFAULT_FUSION, Fusion, demote_superseded, favour_newest, fuse
 from memlite.storage.query import QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
-from memlite.storage import vector_index
 from memlite.storage.records import Observation, decode_list
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
@@ -227,8 +227,9 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
     Joining every full-text match to its observation row for the project and supersession
     checks costs twice the matching itself at 100k rows in one project (16 of 24 ms). When
     the project holds at least half the observations (and no narrowing filter, which few
-    rows would pass), the unfiltered top ``2 * depth`` are checked instead; the answer is the same list whenever ``depth`` of them pass (or
-    there are no more matches); otherwise None and the caller runs the joined query."""
+    rows would pass), the unfiltered top ``2 * depth`` are checked instead; the answer is
+    the same list whenever ``depth`` of them pass (or there are no more matches); otherwise
+    None and the caller runs the joined query."""
     if (filters.project is None or filters.narrows
             or vector_index.project_share(conn, filters.project) < 0.5):
         return None
