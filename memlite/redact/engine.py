@@ -30,6 +30,23 @@ DENSE = 200  # one trigger per this many characters or more: run the pattern in 
 SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 
+
+_FINDERS: dict[tuple[str, str], re.Pattern[str] | None] = {}
+
+
+def _finder(word: str, follow: str) -> re.Pattern[str] | None:
+    """``word`` where one of ``follow`` (or the end) comes right after it, found by ``re``:
+    a text dense with occurrences that are not followed (``passwds' `` x 10,000) costs a
+    scan in C, not a Python loop per occurrence. None for a word that can overlap itself
+    (``abab``): ``finditer`` would miss overlapping occurrences, the ``find`` loop does not.
+    """
+    key = (word, follow)
+    if key not in _FINDERS:
+        bordered = any(word[:k] == word[-k:] for k in range(1, len(word)))
+        _FINDERS[key] = None if bordered else re.compile(
+            re.escape(word) + "(?=[" + "".join(re.escape(c) for c in follow) + r"]|\Z)")
+    return _FINDERS[key]
+
 class Lazy:
     """A pattern compiled on first use (a hook process runs few of them)."""
 
@@ -115,6 +132,13 @@ class Rule:
         positions: list[int] = []
         follow = self.follow
         for word in words:
+            finder = _finder(word, follow) if follow else None
+            if finder is not None:  # skipping the occurrences not followed runs in C
+                for found in finder.finditer(haystack):
+                    positions.append(found.start())
+                    if len(positions) > limit:
+                        return None
+                continue
             size = len(word)
             i = haystack.find(word)
             while i >= 0:
