@@ -13,15 +13,20 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from ports import free_port
 from test_claude_code import (
     _assert_names_session_one,
     _context_of_first_request,
     _session_one_script,
     _two_sessions,
 )
+
+from memlite.lifecycle import find_worker
+from memlite.spawn import stop_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -35,14 +40,32 @@ def _size_mb(path: Path) -> float:
 
 
 def _build(data: Path) -> None:
-    """``bootstrap.build`` as the hook runs it (a bare interpreter, detached in real life)."""
+    """``bootstrap.build`` as the hook runs it (a bare interpreter, detached in real life).
+
+    Its last steps start the worker (issue 13: the spool is drained with no wait for a
+    later hook) and convert the embedding model: both on a data directory of the test's
+    own, never the home one, and that worker is stopped by its pid here.
+    """
+    memory = data.parent / f"{data.name}-memlite"
+    port = free_port()
+    env = {**os.environ, "MEMLITE_DATA_DIR": str(memory), "MEMLITE_WORKER_PORT": str(port),
+           "MEMLITE_OBSERVER": "rules"}
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from memlite.hooks.bootstrap import build; sys.exit(build(sys.argv[2]))")
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO), str(data)],
-                          capture_output=True, text=True, timeout=840, cwd=data,
-                          stdin=subprocess.DEVNULL)
-    status = json.loads((data / "venv-status.json").read_text())
-    assert done.returncode == 0 and status["state"] == "ready", (status, done.stdout[-2000:])
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO), str(data)],
+                              capture_output=True, text=True, timeout=840, cwd=data,
+                              stdin=subprocess.DEVNULL, env=env)
+        status = json.loads((data / "venv-status.json").read_text())
+        assert done.returncode == 0 and status["state"] == "ready", (status,
+                                                                     done.stdout[-2000:])
+        assert "worker starting" in done.stdout or "worker already running" in done.stdout
+        deadline = time.monotonic() + 60
+        while find_worker(memory) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert find_worker(memory) is not None, "the builder did not start the worker"
+    finally:
+        stop_worker(memory)
 
 
 @pytest.fixture(scope="module")
