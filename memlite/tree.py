@@ -225,7 +225,7 @@ class WorkerTree:
 
         settings = self.services.settings
         load = partial(load_embedder, settings["EMBEDDER"], ollama_url=settings["OLLAMA_URL"],
-                       ollama_model=settings["OLLAMA_MODEL"])
+                       ollama_model=settings["OLLAMA_MODEL"], data_dir=settings.data_dir)
         await EmbedderActor(self.services.storage, self.services.db_path, load=load).run(
             task_status=task_status)
 

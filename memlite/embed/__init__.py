@@ -11,6 +11,8 @@ wordllama (tiny and fast), else no embedder at all (keyword search only).
 from __future__ import annotations
 
 import logging
+from functools import partial
+from pathlib import Path
 
 from memlite.embed.base import (
     EMBEDDER_CHOICES,
@@ -43,6 +45,7 @@ def load_embedder(
     *,
     ollama_url: str = OLLAMA_DEFAULT_URL,
     ollama_model: str = OLLAMA_DEFAULT_MODEL,
+    data_dir: Path | None = None,
 ) -> Embedder | None:
     """Build the embedder the ``embedder`` setting names.
 
@@ -50,6 +53,8 @@ def load_embedder(
         choice: one of :data:`EMBEDDER_CHOICES`.
         ollama_url: base URL of the Ollama server, for ``"ollama"``.
         ollama_model: the model Ollama embeds with, for ``"ollama"``.
+        data_dir: the worker's data directory: MiniLM's converted copy is cached in its
+            ``models/`` (``$MEMLITE_MODEL_CACHE`` wins), never in another one.
 
     Returns:
         The embedder, or ``None`` for ``"none"`` and for ``"auto"`` when no
@@ -69,11 +74,11 @@ def load_embedder(
 
         return OllamaEmbedder(ollama_url, ollama_model)
     if choice == "minilm":
-        return _minilm()
+        return _minilm(data_dir)
     if choice == "wordllama":
         return _wordllama()
     try:
-        return _minilm()
+        return _minilm(data_dir)
     except EmbedderError as exc:
         first = exc
     try:
@@ -90,10 +95,10 @@ def load_embedder(
     return embedder
 
 
-def _minilm() -> Embedder:
-    from memlite.embed.minilm import MiniLMEmbedder
+def _minilm(data_dir: Path | None = None) -> Embedder:
+    from memlite.embed.minilm import MiniLMEmbedder, model_cache_dir
 
-    return _wrap(MiniLMEmbedder)
+    return _wrap(partial(MiniLMEmbedder, cache_dir=model_cache_dir(data_dir)))
 
 
 def _wordllama() -> Embedder:
@@ -109,4 +114,5 @@ def _wrap(factory) -> Embedder:
     except EmbedderError:
         raise
     except Exception as exc:
-        raise EmbedderError(f"{factory.name}: failed to load: {exc!r}") from exc
+        name = getattr(getattr(factory, "func", factory), "name", "embedder")
+        raise EmbedderError(f"{name}: failed to load: {exc!r}") from exc

@@ -46,14 +46,17 @@ MODEL_CACHE_ENV = "MEMLITE_MODEL_CACHE"
 SHIPPED_NAME = "minilm-l6-v2-int8"
 
 
-def model_cache_dir() -> Path:
-    """``$MEMLITE_MODEL_CACHE``, else ``models/`` in the data directory."""
+def model_cache_dir(data_dir: Path | None = None) -> Path:
+    """``$MEMLITE_MODEL_CACHE``, else ``models/`` in ``data_dir`` (the worker's), else in
+    the default data directory."""
     raw = os.environ.get(MODEL_CACHE_ENV, "").strip()
     if raw:
         return Path(raw).expanduser()
-    from memlite.config import default_data_dir
+    if data_dir is None:
+        from memlite.config import default_data_dir
 
-    return default_data_dir() / "models"
+        data_dir = default_data_dir()
+    return Path(data_dir) / "models"
 
 
 class MiniLMEmbedder:

@@ -53,7 +53,7 @@ def prepared_model(source: Path, cache_dir: Path, *, digest: str | None = None) 
     if target.is_file() and target.stat().st_size > 0:
         return target
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
+        cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         done = subprocess.run(
             [sys.executable, "-m", "memlite.embed.quantize", str(source), str(target)],
             capture_output=True, text=True, timeout=CONVERT_TIMEOUT, check=False)

@@ -161,7 +161,7 @@ def test_auto_prefers_minilm():
 
 def _broken(name):
     class Broken:
-        def __init__(self):
+        def __init__(self, **_options):
             raise EmbedderError(f"{name}: simulated failure")
 
     Broken.name = name
@@ -198,7 +198,7 @@ def test_explicit_choice_that_fails_raises(monkeypatch):
     class Crashes:
         name = "minilm-l6-v2-int8"
 
-        def __init__(self):
+        def __init__(self, **_options):
             raise RuntimeError("onnxruntime exploded")
 
     monkeypatch.setattr(memlite.embed.minilm, "MiniLMEmbedder", Crashes)

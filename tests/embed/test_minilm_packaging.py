@@ -113,3 +113,18 @@ def test_the_prepared_model_keeps_the_process_much_smaller(model_cache):
     minilm.MiniLMEmbedder(cache_dir=model_cache)  # made before the measured process
     prepared, shipped = _peak_rss_kb(True, model_cache), _peak_rss_kb(False, model_cache)
     assert prepared < shipped - 60_000  # ~110 MB less measured; 60 MB leaves a margin
+
+
+def test_the_converted_model_is_cached_in_the_workers_own_data_directory(tmp_path,
+                                                                        monkeypatch):
+    """A worker started with ``--data-dir`` (no ``$MEMLITE_DATA_DIR``) kept its model cache
+    in ``~/.memlite/models``, creating that directory 0755: the cache follows the data
+    directory the worker was given."""
+    from memlite.embed.minilm import model_cache_dir
+
+    monkeypatch.delenv("MEMLITE_MODEL_CACHE", raising=False)
+    monkeypatch.setenv("MEMLITE_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert model_cache_dir(tmp_path / "worker-data") == tmp_path / "worker-data" / "models"
+    assert model_cache_dir() == tmp_path / "elsewhere" / "models"
+    monkeypatch.setenv("MEMLITE_MODEL_CACHE", str(tmp_path / "cache"))
+    assert model_cache_dir(tmp_path / "worker-data") == tmp_path / "cache"
