@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import apsw
 import trio
@@ -21,7 +22,14 @@ def write(conn: apsw.Connection, checkpointer: WalCheckpointer, rows: int) -> No
 
 
 def wal_frames(conn: apsw.Connection) -> int:
-    return conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)[0]
+    """Frames in the WAL. A passive checkpoint never waits: while the checkpointer's own
+    thread is checkpointing it answers busy at once, so ask again (up to 5 s)."""
+    for _ in range(500):
+        try:
+            return conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)[0]
+        except apsw.BusyError:
+            time.sleep(0.01)
+    raise AssertionError("the WAL stayed busy for 5 s")
 
 
 async def wait_for(condition, seconds: float = 5.0) -> None:
