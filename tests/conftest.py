@@ -32,6 +32,19 @@ def model_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("memlite-models")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _run_wide_model_cache(model_cache):
+    """Session- and module-scoped fixtures run outside ``data_dir``'s environment: they
+    too prepare models in the run's cache, never in the home directory's ~/.memlite."""
+    before = os.environ.get("MEMLITE_MODEL_CACHE")
+    os.environ["MEMLITE_MODEL_CACHE"] = str(model_cache)
+    yield
+    if before is None:
+        os.environ.pop("MEMLITE_MODEL_CACHE", None)
+    else:
+        os.environ["MEMLITE_MODEL_CACHE"] = before
+
+
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch, model_cache):
     """A fresh, private data directory for each test (``MEMLITE_DATA_DIR``)."""
