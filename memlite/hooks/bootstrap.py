@@ -7,8 +7,8 @@ STANDARD LIBRARY ONLY (the hook imports it). The hook runs on a bare interpreter
 2. inside Claude Code (``$CLAUDE_PLUGIN_DATA`` set): ``${CLAUDE_PLUGIN_DATA}/venv/bin/python``
    once ``venv/.memlite-ready`` exists. Until then the first hook that finds it missing
    takes ``venv.lock`` (``O_EXCL``, the builder's pid inside) and starts, detached in its
-   own session, :func:`build`. Events are spooled meanwhile (a SessionStart prints them
-   from the spool: ``snapshot.py``); once the venv is ready the builder starts the worker,
+   own session, :func:`build`. Events are spooled meanwhile (a SessionStart prints
+   them out of the spool: ``snapshot.py``); once the venv is ready the builder starts the worker,
    which drains them (:func:`start_worker_when_ready`);
 3. otherwise the hook's own interpreter if it is a virtual environment's, else none.
 
