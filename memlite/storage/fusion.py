@@ -124,29 +124,30 @@ def diversify(ranked: Sequence[tuple[int, float]], codes: dict[int, bytes], *,
     window = list(ranked[:fusion.diversity_window])
     if len(window) < 3 or not fusion.diversity or window[0][1] <= 0:
         return list(ranked)
-    unit: dict[int, np.ndarray] = {}
-    for oid, code in codes.items():
-        vec = np.frombuffer(code, dtype=np.int8).astype(np.float32)
-        norm = float(np.linalg.norm(vec))
-        if norm:
-            unit[oid] = vec / norm
+    # One Gram matrix of the window's unit codes (a row of zeros for an id without one).
+    dims = {len(code) for code in codes.values()}
+    dim = dims.pop() if len(dims) == 1 else 0
+    matrix = np.zeros((len(window), dim), dtype=np.float32)
+    for row, (oid, _) in enumerate(window):
+        code = codes.get(oid)
+        if dim and code is not None:
+            matrix[row] = np.frombuffer(code, dtype=np.int8)
+    norms = np.linalg.norm(matrix, axis=1)
+    matrix /= np.maximum(norms, 1e-12)[:, None]
+    similar = (matrix @ matrix.T).tolist()
     best = window[0][1]
-    picked = [window[0]]
-    left = window[1:]
-    # closest[i]: the highest cosine of left[i] to any pick so far
-    closest = [0.0] * len(left)
+    picked = [0]
+    left = list(range(1, len(window)))
+    closest = dict.fromkeys(left, 0.0)  # highest cosine to any pick so far
     while left:
-        last = unit.get(picked[-1][0])
-        if last is not None:
-            closest = [max(c, float(unit[oid] @ last)) if oid in unit else c
-                       for c, (oid, _) in zip(closest, left, strict=True)]
-        values = [score / best - fusion.diversity * c
-                  for c, (_, score) in zip(closest, left, strict=True)]
-        i = max(range(len(left)), key=lambda j: (values[j], -j))
-        picked.append(left.pop(i))
-        closest.pop(i)
+        last = similar[picked[-1]]
+        for j in left:
+            closest[j] = max(closest[j], last[j])
+        i = max(left, key=lambda j: (window[j][1] / best - fusion.diversity * closest[j], -j))
+        picked.append(i)
+        left.remove(i)
     scores = [score for _, score in window]
-    return [(oid, score) for (oid, _), score in zip(picked, scores, strict=True)] + \
+    return [(window[i][0], score) for i, score in zip(picked, scores, strict=True)] + \
         list(ranked[fusion.diversity_window:])
 
 
