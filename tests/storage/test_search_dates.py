@@ -71,6 +71,8 @@ def test_a_named_date_gives_a_window(text, start, days):
     "what did we do last week",  # relative: no "now" to count from
     "the report of 31 February 2023",  # no such day
     "config.2023-13-45.bak",  # no such month
+    "99 May 2023",  # no such day
+    "0000-01-01",  # no year 0
 ])
 def test_no_window_without_a_real_calendar_date(text):
     assert analyse(text).dated is None
