@@ -154,12 +154,41 @@ def tune(corpus: Corpus, queries: Sequence[dict[str, Any]]) -> list[tuple[Fusion
     return sorted(results, key=lambda item: (-item[1].recall5, -item[1].mrr))
 
 
-def _row(name: str, mode: str, s: Scores) -> str:
-    return f"| {name} | {mode} | {s.recall5:.3f} | {s.recall10:.3f} | {s.mrr:.3f} |"
+def _row(half: str, name: str, mode: str, s: Scores) -> str:
+    return f"| {half} | {name} | {mode} | {s.recall5:.3f} | {s.recall10:.3f} | {s.mrr:.3f} |"
+
+
+def bm25_ranker(data: dict[str, Any]) -> Any:
+    """The plain stdlib BM25 (``bench.eval.bm25``) per project, over the same fields full
+    text indexes: the baseline every report prints beside memlite's rankings."""
+    from bench.eval.bm25 import BM25
+
+    grouped: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for o in data["observations"]:
+        text = " ".join([o["title"], o.get("subtitle", ""), o.get("narrative", ""),
+                         *o.get("facts", ()), *o.get("concepts", ()),
+                         *o.get("files_read", ()), *o.get("files_modified", ())])
+        grouped[o["project"]].append((o["key"], text))
+    index = {project: BM25(docs) for project, docs in grouped.items()}
+    return lambda query: index[query["project"]].top(query["query"], TOP)
+
+
+def evaluate_keys(rank: Any, queries: Sequence[dict[str, Any]]) -> Scores:
+    """``evaluate`` for a ranker that maps a query to its top keys (the BM25 baseline)."""
+    r5 = r10 = mrr = 0.0
+    for query in queries:
+        found = rank(query)
+        relevant = set(query["relevant"])
+        r5 += len(relevant & set(found[:5])) / len(relevant)
+        r10 += len(relevant & set(found[:10])) / len(relevant)
+        mrr += next((1 / rank_ for rank_, key in enumerate(found, 1) if key in relevant), 0.0)
+    n = len(queries) or 1
+    return Scores(r5 / n, r10 / n, mrr / n, len(queries))
 
 
 def report(data: dict[str, Any], embedders: Sequence[str], *, do_tune: bool) -> str:
     dev, test = split(data["queries"])
+    halves = {"dev": dev, "test": test}
     lines = [
         "## Retrieval (issue 6)",
         "",
@@ -168,29 +197,37 @@ def report(data: dict[str, Any], embedders: Sequence[str], *, do_tune: bool) -> 
         "`python -m bench.eval.run --write`.",
         f"Labelled set `bench/eval/dataset.json`: {len(data['observations'])} observations "
         f"over {len(data['projects'])} projects, {len(data['queries'])} queries "
-        f"({len(dev)} dev / {len(test)} test); each query searches its own project, top "
-        f"{TOP}. Fusion (`memlite.storage.search.Fusion`, chosen on the dev half): "
-        f"{DEFAULT_FUSION}.",
+        f"({len(dev)} dev / {len(test)} test, by id parity); each query searches its own "
+        f"project, top {TOP}. `bm25 (stdlib)` is a plain standard-library BM25 over the "
+        "same fields, computed in the same run. Only the test half counts; the dev half is "
+        f"what ranking was tuned on. Fusion (`memlite.storage.fusion.Fusion`): {DEFAULT_FUSION}.",
         "",
-        "| embedder | mode | recall@5 | recall@10 | MRR |",
-        "|---|---|---|---|---|",
+        "| half | embedder | mode | recall@5 | recall@10 | MRR |",
+        "|---|---|---|---|---|---|",
     ]
     per_category: dict[str, dict[str, Scores]] = defaultdict(dict)
+    categories = sorted({q["category"] for q in data["queries"]})
     tuned: list[str] = []
+    rows: dict[str, list[str]] = {"dev": [], "test": []}
+    baseline = bm25_ranker(data)
+    for half, queries in halves.items():
+        rows[half].append(_row(half, "-", "bm25 (stdlib)", evaluate_keys(baseline, queries)))
+    for category in categories:
+        per_category["bm25 (stdlib)"][category] = evaluate_keys(
+            baseline, [q for q in test if q["category"] == category])
     with tempfile.TemporaryDirectory(prefix="memlite-eval-") as tmp:
         fts_corpus = build_corpus(data, Path(tmp) / "fts", None)
-        for half, queries in (("all", data["queries"]), ("test half", test)):
-            lines.append(_row("-", f"fts ({half})", evaluate(fts_corpus, queries, "fts")))
+        for half, queries in halves.items():
+            rows[half].append(_row(half, "-", "fts", evaluate(fts_corpus, queries, "fts")))
+        fts_corpus.conn.close()
         for name in embedders:
             embedder = load_embedder(name)
             corpus = build_corpus(data, Path(tmp) / name, embedder)
-            for half, queries in (("all", data["queries"]), ("test half", test)):
+            for half, queries in halves.items():
                 for mode in ("semantic", "hybrid"):
-                    lines.append(_row(name, f"{mode} ({half})",
-                                      evaluate(corpus, queries, mode)))
-            categories = sorted({q["category"] for q in data["queries"]})
+                    rows[half].append(_row(half, name, mode, evaluate(corpus, queries, mode)))
             for category in categories:
-                chosen = [q for q in data["queries"] if q["category"] == category]
+                chosen = [q for q in test if q["category"] == category]
                 for mode in MODES:
                     label = "fts" if mode == "fts" else f"{name} {mode}"
                     per_category[label][category] = evaluate(corpus, chosen, mode)
@@ -204,9 +241,9 @@ def report(data: dict[str, Any], embedders: Sequence[str], *, do_tune: bool) -> 
                                  f"{scores.recall5:.3f} r@10 {scores.recall10:.3f} "
                                  f"MRR {scores.mrr:.3f}")
             corpus.conn.close()
-        fts_corpus.conn.close()
-    categories = sorted({q["category"] for q in data["queries"]})
-    lines += ["", "Recall@5 by query category (all queries):", "",
+    lines += rows["dev"] + rows["test"]
+    counts = ", ".join(f"{c} {sum(1 for q in test if q['category'] == c)}" for c in categories)
+    lines += ["", f"Recall@5 by query category, test half ({counts}):", "",
               "| ranking | " + " | ".join(categories) + " |",
               "|---|" + "---|" * len(categories)]
     for name, scores in per_category.items():

@@ -30,8 +30,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import attrs
+import numpy as np
 
-__all__ = ["DEFAULT_FUSION", "Fusion", "demote_superseded", "fuse", "favour_newest"]
+__all__ = ["DEFAULT_FUSION", "Fusion", "demote_superseded", "diversify", "fuse",
+           "favour_newest"]
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +48,9 @@ class Fusion:
     other_role_weight: float = 0.5  # a file held in the role the query did not ask for
     recency_weight: float = 0.1
     temporal_band: float = 0.7  # 1.0: temporal queries get no special order
+    date_weight: float = 1.0  # the list of matches created in a date the query names
+    diversity: float = 0.5  # 0: no de-duplication of near-identical top matches
+    diversity_window: int = 15
     depth: int = 50
 
 
@@ -55,7 +60,8 @@ DEFAULT_FUSION = Fusion()
 def fuse(fts_ids: Sequence[int], vector_ids: Sequence[int], *,
          fusion: Fusion = DEFAULT_FUSION, newest_first: Sequence[int] = (),
          file_ids: Sequence[int] = (), other_file_ids: Sequence[int] = (),
-         fts_coverage: dict[int, float] | None = None) -> list[tuple[int, float]]:
+         fts_coverage: dict[int, float] | None = None,
+         dated_ids: Sequence[int] = ()) -> list[tuple[int, float]]:
     """Weighted reciprocal-rank fusion: ``[(id, score)]``, best first (ties: lower id).
 
     ``fts_coverage`` (id -> share of the query's terms the document holds) makes the
@@ -74,7 +80,8 @@ def fuse(fts_ids: Sequence[int], vector_ids: Sequence[int], *,
         fts_ids = ()
     for weight, ids in ((fusion.fts_weight, fts_ids), (fusion.vector_weight, vector_ids),
                         (fusion.file_weight, file_ids),
-                        (fusion.file_weight * fusion.other_role_weight, other_file_ids)):
+                        (fusion.file_weight * fusion.other_role_weight, other_file_ids),
+                        (fusion.date_weight, dated_ids)):
         for rank, oid in enumerate(ids[:fusion.depth], start=1):
             scores[oid] = scores.get(oid, 0.0) + weight / (fusion.k + rank)
     if fusion.recency_weight:
@@ -99,6 +106,49 @@ def favour_newest(ranked: Sequence[tuple[int, float]], created: dict[int, int], 
     scores = [score for _, score in ranked[:size]]
     return [(oid, score) for (oid, _), score in zip(band, scores, strict=True)] + \
         list(ranked[size:])
+
+
+def diversify(ranked: Sequence[tuple[int, float]], codes: dict[int, bytes], *,
+              fusion: Fusion = DEFAULT_FUSION) -> list[tuple[int, float]]:
+    """The first ``diversity_window`` matches reordered so that near-duplicates do not
+    fill the top: maximal marginal relevance over the vectors' int8 ``codes`` (id ->
+    bytes; cosine is scale-free, so the codes do).
+
+    Each next pick maximises ``score / best - diversity * max cosine to those already
+    picked``: a fact stated three times in nearly the same words holds one top slot, not
+    three, and the slots go to the next-best different matches (a question whose answer
+    needs two facts gets both). The first match stays first. The scores are handed out
+    again in the new order, so they keep descending. Ids without a code count as unlike
+    every other.
+    """
+    window = list(ranked[:fusion.diversity_window])
+    if len(window) < 3 or not fusion.diversity or window[0][1] <= 0:
+        return list(ranked)
+    # One Gram matrix of the window's unit codes (a row of zeros for an id without one).
+    dims = {len(code) for code in codes.values()}
+    dim = dims.pop() if len(dims) == 1 else 0
+    matrix = np.zeros((len(window), dim), dtype=np.float32)
+    for row, (oid, _) in enumerate(window):
+        code = codes.get(oid)
+        if dim and code is not None:
+            matrix[row] = np.frombuffer(code, dtype=np.int8)
+    norms = np.linalg.norm(matrix, axis=1)
+    matrix /= np.maximum(norms, 1e-12)[:, None]
+    similar = (matrix @ matrix.T).tolist()
+    best = window[0][1]
+    picked = [0]
+    left = list(range(1, len(window)))
+    closest = dict.fromkeys(left, 0.0)  # highest cosine to any pick so far
+    while left:
+        last = similar[picked[-1]]
+        for j in left:
+            closest[j] = max(closest[j], last[j])
+        i = max(left, key=lambda j: (window[j][1] / best - fusion.diversity * closest[j], -j))
+        picked.append(i)
+        left.remove(i)
+    scores = [score for _, score in window]
+    return [(window[i][0], score) for i, score in zip(picked, scores, strict=True)] + \
+        list(ranked[fusion.diversity_window:])
 
 
 def demote_superseded(ranked: Iterable[int], superseded_by: dict[int, int | None]) -> list[int]:

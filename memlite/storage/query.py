@@ -12,6 +12,15 @@ paths
     ``src/error.rs``, ``Dockerfile`` is not recognised: it is an ordinary word). They are
     matched exactly against ``files_read`` / ``files_modified``: equal to a stored path, or
     its last components (``client.ts`` matches ``src/api/client.ts``, not ``myclient.ts``).
+dated
+    The query names a calendar date ("on 7 July, 2023", "in March 2023", "2024-05-03",
+    "August 11, 2023"): ``(since_ms, until_ms)``, the UTC window from that day (or the
+    first of that month) to ``DATE_SLACK_DAYS`` after it ends (a thing done on a day is
+    often written down at the next session). Matches created in the window rank above
+    the same matches outside it; nothing outside is dropped (the date may be the day
+    something happened, not the day it was written down). The date words are left out of
+    full text. A year alone or a relative date ("last week") is not a date here: there is
+    no "now" to count from in a stored memory, and a year is too wide to help.
 file_role
     ``"modified"`` when the query asks what changed in a file ("changed", "edited",
     "fixed in", "edits to"...), ``"read"`` when it asks what was read ("read", "looked
@@ -23,6 +32,8 @@ Plain functions on ``str``, no SQL: easy to test, cheap (a few regexes per query
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import re
 
 import attrs
@@ -58,6 +69,53 @@ _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.){2,}$")  # e.g. i.e. a.k.a.
 MAX_PATHS = 4
 
 
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTHS["sept"] = 9
+_MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DATE = re.compile(
+    r"\b(?:(?P<iso>\d{4}-\d{2}-\d{2})"
+    r"|(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH.format("m1") + r",?\s+(?P<y1>\d{4})"
+    r"|" + _MONTH.format("m2") + r"\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4})"
+    r"|" + _MONTH.format("m3") + r",?\s+(?P<y3>\d{4}))\b",
+    re.IGNORECASE)
+DATE_SLACK_DAYS = 3
+"""How long after the named day (or month) a match still counts as of that date."""
+_DAY_MS = 86_400_000
+
+
+def _date_window(text: str) -> tuple[tuple[int, int] | None, str]:
+    """The window of the first calendar date in ``text`` (module docstring), and the
+    text with every date phrase removed."""
+    window = None
+    for match in _DATE.finditer(text):
+        day = _day(match)
+        if day is None:
+            continue
+        start, days = day
+        if window is None:
+            start_ms = int(datetime.datetime.combine(
+                start, datetime.time(), datetime.UTC).timestamp() * 1000)
+            window = (start_ms, start_ms + (days + DATE_SLACK_DAYS) * _DAY_MS - 1)
+    return window, _DATE.sub(" ", text) if window else text
+
+
+def _day(match: re.Match[str]) -> tuple[datetime.date, int] | None:
+    """(first day, length in days) of a ``_DATE`` match; None for an impossible date."""
+    g = match.groupdict()
+    try:
+        if g["iso"]:
+            return datetime.date.fromisoformat(g["iso"]), 1
+        if g["m3"]:
+            year, month = int(g["y3"]), _MONTHS[g["m3"].lower()]
+            return datetime.date(year, month, 1), calendar.monthrange(year, month)[1]
+        name, day, year_text = (g["m1"], g["d1"], g["y1"]) if g["m1"] else \
+            (g["m2"], g["d2"], g["y2"])
+        return datetime.date(int(year_text), _MONTHS[name.lower()], int(day)), 1
+    except ValueError:
+        return None
+
+
 @attrs.frozen
 class QueryIntent:
     """The parts of a query that are not plain topic words (see the module docstring)."""
@@ -66,6 +124,7 @@ class QueryIntent:
     temporal: bool = False
     paths: tuple[str, ...] = ()
     file_role: str | None = None  # "modified", "read" or None
+    dated: tuple[int, int] | None = None  # (since_ms, until_ms) of a date the query names
 
 
 def _path(token: str) -> str | None:
@@ -92,12 +151,15 @@ def analyse(text: str) -> QueryIntent:
         modified, read = bool(_MODIFIED.search(text)), bool(_READ.search(text))
         role = "modified" if modified and not read else "read" if read and not modified \
             else None
-    fts_text = text
+    dated, fts_text = _date_window(text)
+    if not fts_text.split():
+        fts_text = text
     if temporal:
-        kept = [t for t in tokens if t.lower().strip(_STRIP + ".") not in _CUE_WORDS]
+        kept = [t for t in fts_text.split()
+                if t.lower().strip(_STRIP + ".") not in _CUE_WORDS]
         if kept:
             fts_text = " ".join(kept)
-    return QueryIntent(fts_text, temporal, paths, role)
+    return QueryIntent(fts_text, temporal, paths, role, dated)
 
 
 def path_matches(stored: str, wanted: str) -> bool:

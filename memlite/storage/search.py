@@ -47,10 +47,18 @@ import attrs
 
 from memlite.storage import vector_index
 from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
-from memlite.storage.fusion import DEFAULT_FUSION, Fusion, demote_superseded, favour_newest, fuse
+from memlite.storage.fusion import (
+    DEFAULT_FUSION,
+    Fusion,
+    demote_superseded,
+    diversify,
+    favour_newest,
+    fuse,
+)
 from memlite.storage.query import QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
+from memlite.storage.vector_codes import CODES_TABLE
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
 __all__ = [
@@ -440,6 +448,13 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
             if fusion.recency_weight else ()
         ranked = fuse(fts.ids, vec.ids, fusion=fusion, newest_first=newest,
                       file_ids=files, other_file_ids=other_files, fts_coverage=fts.coverage)
+        if intent.dated is not None and fusion.date_weight:
+            since, until = intent.dated
+            dated = [oid for oid, _ in ranked if since <= created[oid] <= until]
+            if dated:
+                ranked = fuse(fts.ids, vec.ids, fusion=fusion, newest_first=newest,
+                              file_ids=files, other_file_ids=other_files,
+                              fts_coverage=fts.coverage, dated_ids=dated)
         if intent.temporal:
             ranked = favour_newest(ranked, created, fusion=fusion)
     elif not use_vectors:
@@ -448,6 +463,9 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     else:
         mode_used = "semantic"
         ranked = [(oid, 1.0 - vec.measure[oid]) for oid in vec.ids]
+    if mode == "hybrid" and use_vectors and fusion.diversity:
+        head = [oid for oid, _ in ranked[:fusion.diversity_window]]
+        ranked = diversify(ranked, _codes_of(conn, head), fusion=fusion)
     if filters.include_superseded:
         ranked = _superseded_last(conn, ranked)
     ranked = ranked[:limit]
@@ -461,6 +479,20 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         for oid, score in ranked if oid in by_id
     ]
     return SearchOutcome(hits=hits, mode=mode, mode_used=mode_used, note=note)
+
+
+def _codes_of(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, bytes]:
+    """The int8 vector codes of ``ids`` (primary-key reads of small rows: a vec0 lookup
+    by id would read a whole chunk per row); ids without a code are left out."""
+    if not ids:
+        return {}
+    try:
+        rows = conn.execute(
+            f"SELECT observation_id, code FROM {CODES_TABLE} WHERE observation_id IN "
+            "(SELECT value FROM json_each(?)) AND code IS NOT NULL", (_json_ids(ids),))
+        return {r[0]: r[1] for r in rows}
+    except apsw.SQLError:  # no codes table (a database written before it existed)
+        return {}
 
 
 def _created(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
