@@ -1,0 +1,503 @@
+"""Search over HTTP against the leading peer (claude-mem), in one run, on loopback.
+
+Figures, not pass/fail (issue 14: "over HTTP, memlite's search must beat the leading
+peer's in the same run"). For each size N (default 10,000 and 100,000 observations):
+
+* **Data**: the same synthetic observations ``bench_search.py`` makes (its ``Generator``,
+  seed N), all in ONE project, written into each product through its own storage code:
+  memlite's ``storage.insert_observation`` plus its vectors (``upsert_vectors``, embedded
+  with the default model, MiniLM, from ``memlite.embed.observation_text``: what the
+  worker's embedder would store), and claude-mem 13.25.3's own ``SessionStore`` methods,
+  driven under Bun by ``bench/peer_claude_mem_load.js``. Both databases are cached under
+  ``--cache`` (keyed by N) and copied into each worker's data directory per run.
+* **Servers, all at once**: memlite's worker (``memlite worker start``,
+  ``EMBEDDER=minilm``, waited until its embedder is ``ready``), claude-mem's worker
+  (``worker-service.cjs --daemon`` under Bun, Chroma off: see ``peer_claude_mem.py``),
+  a bare Hypercorn app (``bench_http_path.BARE``) and a bare ``Bun.serve`` app: the two
+  floors.
+* **Requests**: the 50 queries of ``bench_search.py`` (25 keyword, 25 questions), limit
+  20, project filter, interleaved request by request across every server: the floors'
+  ``GET /``, both ``GET /api/health``, memlite's ``GET /api/search?q=&project=&limit=20``
+  (its default mode, hybrid: BM25 + the query's MiniLM embedding + fusion) and claude-mem's
+  ``GET /api/search?query=&project=&limit=20`` (what its MCP ``search`` tool sends; FTS5
+  phrase match), each on a **new** connection (``Connection: close``) and on a **kept**
+  one. One warm-up round, then ``--rounds`` timed rounds. Latency is the client's.
+* **Hits**: one untimed pass counts what each search returns per query (memlite's
+  ``count``; claude-mem's observations with ``format=json``), so the reader sees what each
+  latency buys.
+
+Every process started is stopped by its pid. The npm tarballs live in ``--cache``; when
+missing they are fetched with ``npm pack`` (the command is printed).
+
+Usage::
+
+    python bench/bench_peer_http.py --sizes 10000,100000 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import bench_search  # noqa: E402
+import peer_claude_mem as peer  # noqa: E402
+from bench_http import Client, _free_port, _memlite, machine_line  # noqa: E402
+from bench_http_path import BARE, _wait_port  # noqa: E402
+from benchmarks_md import write_section  # noqa: E402
+
+SECTION = "## Search over HTTP against the peer (issue 14)"
+CACHE = Path("/tmp/memlite-bench-peer")
+PROJECT = bench_search.PROJECTS[0]  # /home/dev/project-00; claude-mem calls it project-00
+EMBEDDER = "minilm"
+CHUNK = 2048
+
+
+def log(message: str) -> None:
+    bench_search.log(message)
+
+
+def _p(samples: list[float], q: float) -> float:
+    return bench_search.percentile(samples, q)
+
+
+# --- data -----------------------------------------------------------------------------------
+
+
+def build(count: int, cache: Path, words: list[str], embedder, bun: Path, package: Path,
+          real: bool) -> tuple[Path, Path]:
+    """Both products' databases with the same ``count`` observations; cached by count.
+
+    ``real``: memlite's vectors are MiniLM embeddings of each observation's text. Otherwise
+    they are random unit vectors of MiniLM's width, recorded under MiniLM's name so that the
+    worker takes them as its own: the search does the same work on them (the KNN and its
+    index cost the same whatever the values; the query is still embedded by MiniLM), and
+    100k real embeddings take hours on a loaded 2-core machine (~15-40 texts/s measured).
+    """
+    from memlite import storage
+
+    vectors = "minilm" if real else "random"
+    directory = cache / f"data-{count}-{vectors}"
+    meta = directory / "build.json"
+    if meta.exists() and json.loads(meta.read_text()).get("model") == embedder.name:
+        return directory / "memlite" / storage.DB_FILENAME, directory / "claude-mem.db"
+    if directory.exists():
+        shutil.rmtree(directory)
+    (directory / "memlite").mkdir(parents=True)
+    log(f"building {count:,} observations for both products")
+    gen = bench_search.Generator(words, seed=count, projects=[PROJECT])
+    jsonl = directory / "observations.jsonl"
+    conn = storage.connect(directory / "memlite")
+    t0 = time.perf_counter()
+    with jsonl.open("w") as out:
+        batch = []
+        for obs in gen.observations(count):
+            out.write(json.dumps(peer.to_claude_mem(obs)) + "\n")
+            batch.append(obs)
+            if len(batch) == CHUNK * 4:
+                with conn:
+                    for item in batch:
+                        storage.insert_observation(conn, item)
+                batch.clear()
+        with conn:
+            for item in batch:
+                storage.insert_observation(conn, item)
+    log(f"  memlite rows in {time.perf_counter() - t0:.1f} s")
+    with conn:
+        storage.ensure_vector_table(conn, embedder.dim, embedder.name)
+    t0, last = time.perf_counter(), 0
+    rng = np.random.default_rng(count)
+    while True:
+        rows = conn.execute(
+            "SELECT id, title, subtitle, narrative, facts, concepts, files_modified "
+            "FROM observations WHERE project = ? AND id > ? ORDER BY id LIMIT ?",
+            (PROJECT, last, CHUNK)).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        if real:
+            matrix = embedder.embed(bench_search._texts(rows))
+        else:
+            matrix = bench_search.unit_rows(rng, len(rows), embedder.dim)
+        with conn:
+            storage.upsert_vectors(
+                conn, ((r[0], PROJECT, matrix[i].tobytes()) for i, r in enumerate(rows)))
+        log(f"  {last:,} {vectors} vectors ({last / (time.perf_counter() - t0):.0f}/s)")
+    conn.execute("PRAGMA optimize")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    t0 = time.perf_counter()
+    info = peer.load(bun, package, directory / "claude-mem.db", jsonl)
+    log(f"  claude-mem rows in {time.perf_counter() - t0:.1f} s: {info}")
+    jsonl.unlink()
+    meta.write_text(json.dumps({"count": count, "model": embedder.name, "vectors": vectors,
+                                "peer": info}))
+    return directory / "memlite" / storage.DB_FILENAME, directory / "claude-mem.db"
+
+
+# --- servers --------------------------------------------------------------------------------
+
+
+def get_json(port: int, path: str, token: str | None = None) -> dict:
+    client = Client(port, token or "")
+    if token is None:
+        client.prefix = f"Host: 127.0.0.1:{port}\r\n"
+    try:
+        status, body = client.call("GET", path)
+    finally:
+        client.close()
+    if status != 200:
+        raise ValueError(f"HTTP {status} for {path}")
+    return json.loads(body)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class MemliteWorker:
+    """memlite's worker on a copy of ``db``; ``stop`` asks it, then makes sure by pid."""
+
+    def __init__(self, db: Path, data: Path, model_cache: Path) -> None:
+        data.mkdir(parents=True)
+        shutil.copy(db, data / db.name)
+        self.env = {**os.environ, "MEMLITE_DATA_DIR": str(data), "MEMLITE_EMBEDDER": EMBEDDER,
+                    "MEMLITE_MODEL_CACHE": str(model_cache),
+                    "MEMLITE_WORKER_PORT": str(_free_port())}
+        info = json.loads(_memlite("worker", "start", "--json", env=self.env))
+        self.pid, self.port = info["pid"], info["port"]
+        self.token = (data / "token").read_text().strip()
+
+    def wait_ready(self, timeout: float = 900) -> dict:
+        """Wait for the embedder: a search answered without vectors is not the one measured."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            status = get_json(self.port, "/api/embedder", self.token)
+            if status.get("state") == "ready":
+                return status
+            if status.get("state") in ("failed", "off"):
+                raise RuntimeError(f"memlite's embedder: {status}")
+            time.sleep(0.5)
+        raise RuntimeError("memlite's embedder did not become ready")
+
+    def stop(self) -> None:
+        try:
+            _memlite("worker", "stop", env=self.env)
+        finally:
+            end = time.monotonic() + 20
+            while _alive(self.pid) and time.monotonic() < end:
+                time.sleep(0.2)
+            if _alive(self.pid):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+class Plain(subprocess.Popen):
+    """A floor server: a child process stopped by its pid."""
+
+    def stop(self) -> None:
+        if self.poll() is None:
+            self.terminate()
+            try:
+                self.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                self.wait(10)
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+
+def read_response(sock: socket.socket) -> tuple[int, bytes]:
+    """One HTTP/1.1 response off ``sock``, by its Content-Length or chunks (not by EOF: Bun
+    keeps a socket open after answering ``Connection: close`` until the client closes it)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed before the headers")
+        data += chunk
+    header, _, body = data.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", header)
+    if length:
+        while len(body) < int(length[1]):
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed before the body's end")
+            body += chunk
+        return int(header[9:12]), body[:int(length[1])]
+    if not re.search(rb"(?im)^transfer-encoding:\s*chunked", header):
+        while chunk := sock.recv(65536):
+            body += chunk
+        return int(header[9:12]), body
+    out = b""
+    while True:
+        while b"\r\n" not in body:
+            body += sock.recv(65536)
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        while len(body) < size + 2:
+            body += sock.recv(65536)
+        out, body = out + body[:size], body[size + 2:]
+        if size == 0:
+            return int(header[9:12]), out
+
+
+def fresh(port: int, path: str, token: str | None) -> tuple[float, int]:
+    """One request on a new connection (``Connection: close``); (seconds, status)."""
+    t0 = time.perf_counter()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}"
+                 "Connection: close\r\n\r\n".encode())
+    status, _ = read_response(sock)
+    sock.close()
+    return time.perf_counter() - t0, status
+
+
+def kept_plain(client: Client, path: str) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    status, _ = client.call("GET", path)
+    return time.perf_counter() - t0, status
+
+
+def count_hits(mem: MemliteWorker, peer_port: int, qs) -> dict[str, float]:
+    """Mean results per query for each product (untimed) and memlite's mode used."""
+    mem_hits = peer_hits = 0
+    modes = set()
+    for _, text in qs:
+        found = get_json(mem.port, "/api/search?" + urllib.parse.urlencode(
+            {"q": text, "project": PROJECT, "limit": 20}), mem.token)
+        mem_hits += len(found["observations"])
+        modes.add(found.get("mode_used"))
+        got = get_json(peer_port, "/api/search?" + urllib.parse.urlencode(
+            {"query": text, "project": peer.project_name(PROJECT), "limit": 20,
+             "format": "json"}))
+        peer_hits += len(got["observations"])
+    return {"memlite": mem_hits / len(qs), "peer": peer_hits / len(qs),
+            "memlite_modes": sorted(str(m) for m in modes)}
+
+
+def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, bun: Path,
+                 package: Path, model_cache: Path, qs, rounds: int) -> dict:
+    mem_db, peer_db = dbs
+    mem = MemliteWorker(mem_db, base / f"memlite-{count}", model_cache)
+    cm = None
+    try:
+        cm = peer.PeerWorker(bun, package, peer_db, base / f"claude-mem-{count}", _free_port())
+        mem_status = mem.wait_ready()
+        cm_health = cm.wait_ready(get_json)
+        log(f"  both workers ready (memlite {mem_status['model']}, "
+            f"claude-mem {cm_health.get('version')})")
+        hits = count_hits(mem, cm.port, qs)
+        clients = {
+            "hc": Client(floors["hc"], ""), "bun": Client(floors["bun"], ""),
+            "mem": Client(mem.port, mem.token), "cm": Client(cm.port, ""),
+        }
+        for key in ("hc", "bun", "cm"):
+            clients[key].prefix = f"Host: 127.0.0.1:{clients[key].port}\r\n"
+        mem_paths = ["/api/search?" + urllib.parse.urlencode(
+            {"q": t, "project": PROJECT, "limit": 20}) for _, t in qs]
+        cm_paths = ["/api/search?" + urllib.parse.urlencode(
+            {"query": t, "project": peer.project_name(PROJECT), "limit": 20}) for _, t in qs]
+        samples: dict[tuple[str, str], list[float]] = {}
+        for round_ in range(rounds + 1):
+            for mem_path, cm_path in zip(mem_paths, cm_paths, strict=True):
+                for key, fn in (
+                    (("bare Hypercorn", "new"), lambda: fresh(floors["hc"], "/", None)),
+                    (("bare Bun", "new"), lambda: fresh(floors["bun"], "/", None)),
+                    (("memlite health", "new"), lambda: fresh(mem.port, "/api/health",
+                                                                mem.token)),
+                    (("claude-mem health", "new"), lambda: fresh(cm.port, "/api/health", None)),
+                    (("memlite search", "new"), lambda p=mem_path: fresh(mem.port, p,
+                                                                          mem.token)),
+                    (("claude-mem search", "new"), lambda p=cm_path: fresh(cm.port, p, None)),
+                    (("bare Hypercorn", "kept"), lambda: kept_plain(clients["hc"], "/")),
+                    (("bare Bun", "kept"), lambda: kept_plain(clients["bun"], "/")),
+                    (("memlite health", "kept"), lambda: kept_plain(clients["mem"],
+                                                                    "/api/health")),
+                    (("claude-mem health", "kept"), lambda: kept_plain(clients["cm"],
+                                                                       "/api/health")),
+                    (("memlite search", "kept"), lambda p=mem_path: kept_plain(clients["mem"],
+                                                                               p)),
+                    (("claude-mem search", "kept"), lambda p=cm_path: kept_plain(clients["cm"],
+                                                                                 p)),
+                ):
+                    elapsed, status = fn()
+                    if status != 200:
+                        raise RuntimeError(f"{key}: HTTP {status}")
+                    if round_:
+                        samples.setdefault(key, []).append(elapsed)
+            log(f"  round {round_} done")
+        for client in clients.values():
+            client.close()
+        return {"samples": samples, "hits": hits, "model": mem_status["model"],
+                "peer_version": cm_health.get("version")}
+    finally:
+        if cm is not None:
+            cm.stop()
+        mem.stop()
+
+
+# --- report ---------------------------------------------------------------------------------
+
+ROWS = ("bare Hypercorn", "bare Bun", "memlite health", "claude-mem health", "memlite search",
+        "claude-mem search")
+
+
+def table(result: dict) -> list[str]:
+    s = result["samples"]
+    lines = ["| request | n | new p50 | new p95 | kept p50 | kept p95 |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for row in ROWS:
+        new, kept = s[(row, "new")], s[(row, "kept")]
+        cells = [f"{_p(v, q) * 1000:.2f} ms" for v in (new, kept) for q in (0.5, 0.95)]
+        name = f"**{row}**" if row.endswith("search") else row
+        lines.append(f"| {name} | {len(new)} | {' | '.join(cells)} |")
+    return lines
+
+
+def verdict(result: dict) -> str:
+    s = result["samples"]
+    parts = []
+    for conn in ("new", "kept"):
+        mem, cm = _p(s[("memlite search", conn)], 0.5), _p(s[("claude-mem search", conn)], 0.5)
+        word = "faster" if mem < cm else "slower"
+        parts.append(f"{conn} connection: memlite p50 {mem * 1000:.2f} ms against "
+                     f"{cm * 1000:.2f} ms, {word} (x{cm / mem:.2f})")
+    return "; ".join(parts)
+
+
+def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
+    u = platform.uname()
+    any_result = next(iter(results.values()))
+    out = [
+        SECTION, "",
+        f"Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `python "
+        f"bench/bench_peer_http.py --sizes {args.sizes} --rounds {args.rounds}` on "
+        f"`{u.node}`, {machine_line()}, Python {platform.python_version()}; load average at "
+        f"the start {load0}, at the end {load1} (a shared machine: compare rows of one run).",
+        "",
+        f"Peer: **claude-mem {any_result['peer_version']}** from the npm registry, its worker "
+        f"(`plugin/scripts/worker-service.cjs --daemon`) under **Bun {peer.BUN_VERSION}**. "
+        "Same run, same loopback, all four servers up at once; requests interleaved one by "
+        "one across them; the 50 queries of `bench_search.py` (25 keyword, 25 questions), "
+        f"limit 20, one project holding all N observations; {args.rounds} timed round(s) "
+        "after a warm-up. `new` = a new TCP connection per request (`Connection: close`), "
+        "`kept` = one keep-alive connection. Floors: a bare Hypercorn app (the server memlite "
+        "runs on) and a bare `Bun.serve` app (the runtime claude-mem runs on).",
+        "",
+        "What each search does (so the comparison is honest):",
+        "",
+        f"- **memlite** `GET /api/search?q=&project=&limit=20`: its default mode, hybrid "
+        f"(mode used: {', '.join(any_result['hits']['memlite_modes'])}): embeds the query "
+        f"with the default model (`{any_result['model']}`, inside the request), BM25 over any "
+        "of the terms plus a vector KNN over the project, fused; JSON hits.",
+        "- **claude-mem** `GET /api/search?query=&project=&limit=20`, what its MCP `search` "
+        "tool sends: SQLite FTS5 over observations, session summaries and prompts, the "
+        "query quoted as ONE phrase (a multi-word question matches only rows holding the "
+        "words adjacent and in order), rank order, answered as the Markdown table the tool "
+        "returns. **Chroma is off** (`CLAUDE_MEM_CHROMA_ENABLED=false`): its vector search "
+        "runs `chroma-mcp` through `uvx`, which downloads from PyPI at first use and cannot "
+        "install on this offline machine; this is the search a claude-mem user without "
+        "Chroma gets (it is also its fallback when Chroma fails). No query embedding.",
+        "",
+        "Data: `bench_search.py`'s synthetic coding observations (seed N), one project, "
+        "written by each product's own storage code (memlite: `storage.insert_observation` "
+        "+ MiniLM vectors of `observation_text`; claude-mem: `SessionStore.createSDKSession`, "
+        "`updateMemorySessionId`, `storeObservation`, driven by `bench/peer_claude_mem_load.js`).",
+    ]
+    for count, result in results.items():
+        hits = result["hits"]
+        out += ["", f"**{count:,} observations**; memlite's vectors: {result['vectors']}; "
+                f"mean observations returned per query (untimed pass): memlite "
+                f"{hits['memlite']:.1f}, claude-mem {hits['peer']:.1f}.",
+                "", *table(result), "", verdict(result) + "."]
+    return "\n".join(out)
+
+
+def main(args) -> None:
+    load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    cache = Path(args.cache)
+    try:
+        package, bun = peer.ensure_packages(cache / "npm")
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+    print(peer.fetch_hint(cache / "npm"), file=sys.stderr)
+    from memlite.embed import load_embedder
+
+    model_cache = cache / "models"
+    os.environ["MEMLITE_MODEL_CACHE"] = str(model_cache)
+    embedder = load_embedder(EMBEDDER, data_dir=cache)
+    words = bench_search.vocabulary()
+    qs = bench_search.queries(words)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    dbs = {n: build(n, cache, words, embedder, bun, package, n <= args.real_upto)
+           for n in sizes}
+    del embedder
+    results: dict[int, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="memlite-bench-peer-") as tmp:
+        base = Path(tmp)
+        floors = {"hc": _free_port(), "bun": _free_port()}
+        (base / "bare.js").write_text(peer.BARE_BUN)
+        servers = [Plain([sys.executable, "-c", BARE, str(floors["hc"])]),
+                   Plain([str(bun), str(base / "bare.js"), str(floors["bun"])],
+                         env={**os.environ, "HOME": str(base)})]
+        try:
+            for port in floors.values():
+                _wait_port(port)
+            for n in sizes:
+                log(f"measuring {n:,}")
+                results[n] = measure_size(n, dbs[n], base, floors, bun, package, model_cache,
+                                          qs, args.rounds)
+                results[n]["vectors"] = ("MiniLM embeddings of each observation"
+                                         if n <= args.real_upto else
+                                         "random unit vectors of MiniLM's width (384), "
+                                         "stored under its name")
+        finally:
+            for server in servers:
+                server.stop()
+    load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    section = report(args, results, load0, load1)
+    print(section)
+    if args.write:
+        write_section(SECTION, section)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--cache", default=str(CACHE))
+    parser.add_argument("--real-upto", type=int, default=10_000,
+                        help="sizes up to this get real MiniLM vectors, larger ones random "
+                             "unit vectors of its width (default 10000)")
+    parser.add_argument("--write", action="store_true")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    main(parse_args())
