@@ -300,6 +300,22 @@ def count_hits(mem: MemliteWorker, peer_port: int, qs) -> dict[str, float]:
             "memlite_modes": sorted(str(m) for m in modes)}
 
 
+def _search_paths(qs) -> dict[str, list[str]]:
+    """Per search row, the request path of each query."""
+    def paths(route: str, key: str, project: str, **extra) -> list[str]:
+        return [f"{route}?" + urllib.parse.urlencode(
+            {key: t, "project": project, "limit": 20, **extra}) for _, t in qs]
+
+    cm_project = peer.project_name(PROJECT)
+    return {
+        "memlite search": paths("/api/search", "q", PROJECT),
+        "claude-mem search, format=json": paths("/api/search", "query", cm_project,
+                                                format="json"),
+        "memlite search/index (MCP tool)": paths("/api/search/index", "q", PROJECT),
+        "claude-mem search (MCP tool)": paths("/api/search", "query", cm_project),
+    }
+
+
 def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, bun: Path,
                  package: Path, model_cache: Path, qs, rounds: int) -> dict:
     mem_db, peer_db = dbs
@@ -312,44 +328,32 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
         log(f"  both workers ready (memlite {mem_status['model']}, "
             f"claude-mem {cm_health.get('version')})")
         hits = count_hits(mem, cm.port, qs)
-        clients = {
-            "hc": Client(floors["hc"], ""), "bun": Client(floors["bun"], ""),
-            "mem": Client(mem.port, mem.token), "cm": Client(cm.port, ""),
+        # row -> (port, token or None, paths: one per query)
+        targets = {
+            "bare Hypercorn": (floors["hc"], None, ["/"] * len(qs)),
+            "bare Bun": (floors["bun"], None, ["/"] * len(qs)),
+            "memlite health": (mem.port, mem.token, ["/api/health"] * len(qs)),
+            "claude-mem health": (cm.port, None, ["/api/health"] * len(qs)),
         }
-        for key in ("hc", "bun", "cm"):
-            clients[key].prefix = f"Host: 127.0.0.1:{clients[key].port}\r\n"
-        mem_paths = ["/api/search?" + urllib.parse.urlencode(
-            {"q": t, "project": PROJECT, "limit": 20}) for _, t in qs]
-        cm_paths = ["/api/search?" + urllib.parse.urlencode(
-            {"query": t, "project": peer.project_name(PROJECT), "limit": 20}) for _, t in qs]
+        for row, paths in _search_paths(qs).items():
+            token = mem.token if row.startswith("memlite") else None
+            targets[row] = (mem.port if token else cm.port, token, paths)
+        clients = {}
+        for row, (port, token, _) in targets.items():
+            clients[row] = Client(port, token or "")
+            if token is None:
+                clients[row].prefix = f"Host: 127.0.0.1:{port}\r\n"
         samples: dict[tuple[str, str], list[float]] = {}
         for round_ in range(rounds + 1):
-            for mem_path, cm_path in zip(mem_paths, cm_paths, strict=True):
-                for key, fn in (
-                    (("bare Hypercorn", "new"), lambda: fresh(floors["hc"], "/", None)),
-                    (("bare Bun", "new"), lambda: fresh(floors["bun"], "/", None)),
-                    (("memlite health", "new"), lambda: fresh(mem.port, "/api/health",
-                                                                mem.token)),
-                    (("claude-mem health", "new"), lambda: fresh(cm.port, "/api/health", None)),
-                    (("memlite search", "new"), lambda p=mem_path: fresh(mem.port, p,
-                                                                          mem.token)),
-                    (("claude-mem search", "new"), lambda p=cm_path: fresh(cm.port, p, None)),
-                    (("bare Hypercorn", "kept"), lambda: kept_plain(clients["hc"], "/")),
-                    (("bare Bun", "kept"), lambda: kept_plain(clients["bun"], "/")),
-                    (("memlite health", "kept"), lambda: kept_plain(clients["mem"],
-                                                                    "/api/health")),
-                    (("claude-mem health", "kept"), lambda: kept_plain(clients["cm"],
-                                                                       "/api/health")),
-                    (("memlite search", "kept"), lambda p=mem_path: kept_plain(clients["mem"],
-                                                                               p)),
-                    (("claude-mem search", "kept"), lambda p=cm_path: kept_plain(clients["cm"],
-                                                                                 p)),
-                ):
-                    elapsed, status = fn()
-                    if status != 200:
-                        raise RuntimeError(f"{key}: HTTP {status}")
-                    if round_:
-                        samples.setdefault(key, []).append(elapsed)
+            for i in range(len(qs)):
+                for row, (port, token, paths) in targets.items():
+                    for conn, (elapsed, status) in (
+                            ("new", fresh(port, paths[i], token)),
+                            ("kept", kept_plain(clients[row], paths[i]))):
+                        if status != 200:
+                            raise RuntimeError(f"{row} {conn} {paths[i]}: HTTP {status}")
+                        if round_:
+                            samples.setdefault((row, conn), []).append(elapsed)
             log(f"  round {round_} done")
         for client in clients.values():
             client.close()
@@ -363,31 +367,36 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
 
 # --- report ---------------------------------------------------------------------------------
 
-ROWS = ("bare Hypercorn", "bare Bun", "memlite health", "claude-mem health", "memlite search",
-        "claude-mem search")
+FLOORS = ("bare Hypercorn", "bare Bun", "memlite health", "claude-mem health")
+PAIRS = (("memlite search", "claude-mem search, format=json"),
+         ("memlite search/index (MCP tool)", "claude-mem search (MCP tool)"))
 
 
 def table(result: dict) -> list[str]:
     s = result["samples"]
     lines = ["| request | n | new p50 | new p95 | kept p50 | kept p95 |",
              "|---|---:|---:|---:|---:|---:|"]
-    for row in ROWS:
+    for row in (*FLOORS, *(row for pair in PAIRS for row in pair)):
         new, kept = s[(row, "new")], s[(row, "kept")]
         cells = [f"{_p(v, q) * 1000:.2f} ms" for v in (new, kept) for q in (0.5, 0.95)]
-        name = f"**{row}**" if row.endswith("search") else row
+        name = row if row in FLOORS else f"**{row}**"
         lines.append(f"| {name} | {len(new)} | {' | '.join(cells)} |")
     return lines
 
 
-def verdict(result: dict) -> str:
+def verdict(result: dict) -> list[str]:
+    """One line per pair: memlite's p50 against the peer's, new and kept connection."""
     s = result["samples"]
-    parts = []
-    for conn in ("new", "kept"):
-        mem, cm = _p(s[("memlite search", conn)], 0.5), _p(s[("claude-mem search", conn)], 0.5)
-        word = "faster" if mem < cm else "slower"
-        parts.append(f"{conn} connection: memlite p50 {mem * 1000:.2f} ms against "
-                     f"{cm * 1000:.2f} ms, {word} (x{cm / mem:.2f})")
-    return "; ".join(parts)
+    lines = []
+    for mem_row, cm_row in PAIRS:
+        parts = []
+        for conn in ("new", "kept"):
+            mem, cm = _p(s[(mem_row, conn)], 0.5), _p(s[(cm_row, conn)], 0.5)
+            word = "faster" if mem < cm else "slower"
+            parts.append(f"{conn} connection {mem * 1000:.2f} ms against {cm * 1000:.2f} ms, "
+                         f"memlite {word} (peer/memlite x{cm / mem:.2f})")
+        lines.append(f"- {mem_row} vs {cm_row}: " + "; ".join(parts) + ".")
+    return lines
 
 
 def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
@@ -414,15 +423,20 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         f"- **memlite** `GET /api/search?q=&project=&limit=20`: its default mode, hybrid "
         f"(mode used: {', '.join(any_result['hits']['memlite_modes'])}): embeds the query "
         f"with the default model (`{any_result['model']}`, inside the request), BM25 over any "
-        "of the terms plus a vector KNN over the project, fused; JSON hits.",
-        "- **claude-mem** `GET /api/search?query=&project=&limit=20`, what its MCP `search` "
-        "tool sends: SQLite FTS5 over observations, session summaries and prompts, the "
-        "query quoted as ONE phrase (a multi-word question matches only rows holding the "
-        "words adjacent and in order), rank order, answered as the Markdown table the tool "
-        "returns. **Chroma is off** (`CLAUDE_MEM_CHROMA_ENABLED=false`): its vector search "
-        "runs `chroma-mcp` through `uvx`, which downloads from PyPI at first use and cannot "
+        "of the terms plus a vector KNN over the project, fused; observations as full "
+        "records, plus summaries and prompts by full text; JSON. `GET /api/search/index` "
+        "(same parameters) is what its MCP `memory_search` tool calls: the same search, "
+        "compact rows.",
+        "- **claude-mem** `GET /api/search?query=&project=&limit=20`: SQLite FTS5 over "
+        "observations, session summaries and prompts, the query quoted as ONE phrase (a "
+        "multi-word question matches only rows holding the words adjacent and in order), "
+        "rank order. Without `format=json` (what its MCP `search` tool sends) the rows come "
+        "back as the Markdown table the tool hands Claude; with it, as full JSON records. "
+        "**Chroma is off** (`CLAUDE_MEM_CHROMA_ENABLED=false`): its vector search runs "
+        "`chroma-mcp` through `uvx`, which downloads from PyPI at first use and cannot "
         "install on this offline machine; this is the search a claude-mem user without "
-        "Chroma gets (it is also its fallback when Chroma fails). No query embedding.",
+        "Chroma gets (and its fallback when Chroma fails). No query embedding: memlite does "
+        "more work per query (an embedding, a KNN, a fusion) than the peer here.",
         "",
         "Data: `bench_search.py`'s synthetic coding observations (seed N), one project, "
         "written by each product's own storage code (memlite: `storage.insert_observation` "
@@ -434,7 +448,7 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         out += ["", f"**{count:,} observations**; memlite's vectors: {result['vectors']}; "
                 f"mean observations returned per query (untimed pass): memlite "
                 f"{hits['memlite']:.1f}, claude-mem {hits['peer']:.1f}.",
-                "", *table(result), "", verdict(result) + "."]
+                "", *table(result), "", *verdict(result)]
     return "\n".join(out)
 
 
