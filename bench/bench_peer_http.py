@@ -16,12 +16,16 @@ peer's in the same run"). For each size N (default 10,000 and 100,000 observatio
   a bare Hypercorn app (``bench_http_path.BARE``) and a bare ``Bun.serve`` app: the two
   floors.
 * **Requests**: the 50 queries of ``bench_search.py`` (25 keyword, 25 questions), limit
-  20, project filter, interleaved request by request across every server: the floors'
-  ``GET /``, both ``GET /api/health``, memlite's ``GET /api/search?q=&project=&limit=20``
-  (its default mode, hybrid: BM25 + the query's MiniLM embedding + fusion) and claude-mem's
-  ``GET /api/search?query=&project=&limit=20`` (what its MCP ``search`` tool sends; FTS5
-  phrase match), each on a **new** connection (``Connection: close``) and on a **kept**
-  one. One warm-up round, then ``--rounds`` timed rounds. Latency is the client's.
+  20, interleaved request by request across every server: the floors' ``GET /``, both
+  ``GET /api/health``, memlite's ``GET /api/search?q=&limit=20`` (its default mode,
+  hybrid: BM25 + the query's MiniLM embedding + fusion) and ``/api/search/index`` (what its
+  MCP tool calls), claude-mem's ``GET /api/search?query=&limit=20`` with ``format=json``
+  and without (what its MCP ``search`` tool sends; FTS5 phrase match), each on a **new**
+  connection (``Connection: close``) and on a **kept** one. One warm-up round, then
+  ``--rounds`` timed rounds. Latency is the client's. The pairs run without a project
+  filter (the one project holds every row, so the rows searched are the same); memlite's
+  project-filtered search gets its own row, and claude-mem's is probed on two queries at
+  the end (at 100k it takes seconds to minutes per query).
 * **Hits**: one untimed pass counts what each search returns per query (memlite's
   ``count``; claude-mem's observations with ``format=json``), so the reader sees what each
   latency buys.
@@ -60,7 +64,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_search  # noqa: E402
 import peer_claude_mem as peer  # noqa: E402
-from bench_http import Client, _free_port, _memlite, machine_line  # noqa: E402
+from bench_http import Client, _free_port, _memlite, _rss_kb, machine_line  # noqa: E402
 from bench_http_path import BARE, _wait_port  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
 
@@ -169,6 +173,14 @@ def get_json(port: int, path: str, token: str | None = None) -> dict:
     return json.loads(body)
 
 
+def _rss_mb(pid: int) -> float | None:
+    """Resident memory of ``pid`` in MB, where ``/proc`` tells it (Linux); else None."""
+    try:
+        return _rss_kb(pid) / 1024
+    except (OSError, StopIteration):
+        return None
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -264,10 +276,11 @@ def read_response(sock: socket.socket) -> tuple[int, bytes]:
             return int(header[9:12]), out
 
 
-def fresh(port: int, path: str, token: str | None) -> tuple[float, int]:
+def fresh(port: int, path: str, token: str | None, timeout: float = 60,
+          ) -> tuple[float, int]:
     """One request on a new connection (``Connection: close``); (seconds, status)."""
     t0 = time.perf_counter()
-    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     auth = f"Authorization: Bearer {token}\r\n" if token else ""
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}"
@@ -284,40 +297,64 @@ def kept_plain(client: Client, path: str) -> tuple[float, int]:
 
 
 def count_hits(mem: MemliteWorker, peer_port: int, qs) -> dict[str, float]:
-    """Mean results per query for each product (untimed) and memlite's mode used."""
+    """Mean observations per query for each product (untimed) and memlite's mode used."""
     mem_hits = peer_hits = 0
     modes = set()
     for _, text in qs:
         found = get_json(mem.port, "/api/search?" + urllib.parse.urlencode(
-            {"q": text, "project": PROJECT, "limit": 20}), mem.token)
+            {"q": text, "limit": 20}), mem.token)
         mem_hits += len(found["observations"])
         modes.add(found.get("mode_used"))
         got = get_json(peer_port, "/api/search?" + urllib.parse.urlencode(
-            {"query": text, "project": peer.project_name(PROJECT), "limit": 20,
-             "format": "json"}))
+            {"query": text, "limit": 20, "format": "json"}))
         peer_hits += len(got["observations"])
     return {"memlite": mem_hits / len(qs), "peer": peer_hits / len(qs),
             "memlite_modes": sorted(str(m) for m in modes)}
 
 
 def _search_paths(qs) -> dict[str, list[str]]:
-    """Per search row, the request path of each query."""
-    def paths(route: str, key: str, project: str, **extra) -> list[str]:
-        return [f"{route}?" + urllib.parse.urlencode(
-            {key: t, "project": project, "limit": 20, **extra}) for _, t in qs]
+    """Per search row, the request path of each query.
 
-    cm_project = peer.project_name(PROJECT)
+    The pairs run WITHOUT a project filter: the one project holds every observation, so
+    each search sees the same rows either way, and claude-mem's project-filtered search is
+    unusable at this size (see ``probe_peer_project``). memlite's project-filtered search
+    (what its hooks and MCP tools send) is a row of its own.
+    """
+    def paths(route: str, key: str, **extra) -> list[str]:
+        return [f"{route}?" + urllib.parse.urlencode({key: t, "limit": 20, **extra})
+                for _, t in qs]
+
     return {
-        "memlite search": paths("/api/search", "q", PROJECT),
-        "claude-mem search, format=json": paths("/api/search", "query", cm_project,
-                                                format="json"),
-        "memlite search/index (MCP tool)": paths("/api/search/index", "q", PROJECT),
-        "claude-mem search (MCP tool)": paths("/api/search", "query", cm_project),
+        "memlite search": paths("/api/search", "q"),
+        "claude-mem search, format=json": paths("/api/search", "query", format="json"),
+        "memlite search/index (MCP tool)": paths("/api/search/index", "q"),
+        "claude-mem search (MCP tool)": paths("/api/search", "query"),
+        "memlite search, project filter": paths("/api/search", "q", project=PROJECT),
+        "memlite search, mode=fts": paths("/api/search", "q", mode="fts"),
     }
 
 
+def probe_peer_project(port: int, qs, timeout: float) -> list[tuple[str, float | None]]:
+    """claude-mem's search WITH its project filter, once per probe query (untimed interleave).
+
+    At 100k observations in one project it takes seconds to minutes per query (its SQL
+    runs the FTS5 match once per row of the project index, it seems), so only two queries
+    are probed, each cut at ``timeout`` (None: cut)."""
+    out = []
+    for _, text in (qs[0], qs[len(qs) // 2]):
+        path = "/api/search?" + urllib.parse.urlencode(
+            {"query": text, "project": peer.project_name(PROJECT), "limit": 20})
+        try:
+            elapsed, status = fresh(port, path, None, timeout=timeout)
+            out.append((text, elapsed if status == 200 else None))
+        except TimeoutError:
+            out.append((text, None))
+    return out
+
+
 def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, bun: Path,
-                 package: Path, model_cache: Path, qs, rounds: int) -> dict:
+                 package: Path, model_cache: Path, qs, rounds: int,
+                 probe_timeout: float) -> dict:
     mem_db, peer_db = dbs
     mem = MemliteWorker(mem_db, base / f"memlite-{count}", model_cache)
     cm = None
@@ -357,8 +394,13 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
             log(f"  round {round_} done")
         for client in clients.values():
             client.close()
-        return {"samples": samples, "hits": hits, "model": mem_status["model"],
-                "peer_version": cm_health.get("version")}
+        rss = {"memlite": _rss_mb(mem.pid), "claude-mem": _rss_mb(cm.pid)}
+        # Last: a cut probe leaves the peer busy on it (one JS thread) until it is stopped.
+        probe = probe_peer_project(cm.port, qs, probe_timeout)
+        log(f"  claude-mem project-filter probe: {probe}")
+        return {"probe": probe, "probe_timeout": probe_timeout, "samples": samples,
+                "hits": hits, "model": mem_status["model"],
+                "peer_version": cm_health.get("version"), "rss_mb": rss}
     finally:
         if cm is not None:
             cm.stop()
@@ -370,13 +412,14 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
 FLOORS = ("bare Hypercorn", "bare Bun", "memlite health", "claude-mem health")
 PAIRS = (("memlite search", "claude-mem search, format=json"),
          ("memlite search/index (MCP tool)", "claude-mem search (MCP tool)"))
+EXTRA = ("memlite search, project filter", "memlite search, mode=fts")
 
 
 def table(result: dict) -> list[str]:
     s = result["samples"]
     lines = ["| request | n | new p50 | new p95 | kept p50 | kept p95 |",
              "|---|---:|---:|---:|---:|---:|"]
-    for row in (*FLOORS, *(row for pair in PAIRS for row in pair)):
+    for row in (*FLOORS, *(row for pair in PAIRS for row in pair), *EXTRA):
         new, kept = s[(row, "new")], s[(row, "kept")]
         cells = [f"{_p(v, q) * 1000:.2f} ms" for v in (new, kept) for q in (0.5, 0.95)]
         name = row if row in FLOORS else f"**{row}**"
@@ -413,21 +456,24 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         f"(`plugin/scripts/worker-service.cjs --daemon`) under **Bun {peer.BUN_VERSION}**. "
         "Same run, same loopback, all four servers up at once; requests interleaved one by "
         "one across them; the 50 queries of `bench_search.py` (25 keyword, 25 questions), "
-        f"limit 20, one project holding all N observations; {args.rounds} timed round(s) "
+        f"limit 20, one project holding all N observations and no project filter in the "
+        f"pairs (the rows searched are the same); {args.rounds} timed round(s) "
         "after a warm-up. `new` = a new TCP connection per request (`Connection: close`), "
         "`kept` = one keep-alive connection. Floors: a bare Hypercorn app (the server memlite "
         "runs on) and a bare `Bun.serve` app (the runtime claude-mem runs on).",
         "",
         "What each search does (so the comparison is honest):",
         "",
-        f"- **memlite** `GET /api/search?q=&project=&limit=20`: its default mode, hybrid "
+        f"- **memlite** `GET /api/search?q=&limit=20`: its default mode, hybrid "
         f"(mode used: {', '.join(any_result['hits']['memlite_modes'])}): embeds the query "
         f"with the default model (`{any_result['model']}`, inside the request), BM25 over any "
         "of the terms plus a vector KNN over the project, fused; observations as full "
         "records, plus summaries and prompts by full text; JSON. `GET /api/search/index` "
         "(same parameters) is what its MCP `memory_search` tool calls: the same search, "
-        "compact rows.",
-        "- **claude-mem** `GET /api/search?query=&project=&limit=20`: SQLite FTS5 over "
+        "compact rows. The `project filter` row adds `&project=` (what its hooks and MCP "
+        "tools send); the `mode=fts` row is its BM25 alone (no embedding, no KNN): the "
+        "like-for-like row against the peer's full-text search.",
+        "- **claude-mem** `GET /api/search?query=&limit=20`: SQLite FTS5 over "
         "observations, session summaries and prompts, the query quoted as ONE phrase (a "
         "multi-word question matches only rows holding the words adjacent and in order), "
         "rank order. Without `format=json` (what its MCP `search` tool sends) the rows come "
@@ -449,6 +495,14 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
                 f"mean observations returned per query (untimed pass): memlite "
                 f"{hits['memlite']:.1f}, claude-mem {hits['peer']:.1f}.",
                 "", *table(result), "", *verdict(result)]
+        probes = ", ".join(f"{t * 1000:.0f} ms" if t is not None else
+                           f"cut at {result['probe_timeout']:.0f} s" for _, t in result["probe"])
+        out += [f"- claude-mem search WITH its project filter (`&project=project-00`), probed "
+                f"once on two of the queries after the timed rounds: {probes}."]
+        rss = result["rss_mb"]
+        if None not in rss.values():
+            out += [f"- Worker RSS after the run: memlite {rss['memlite']:.0f} MB, claude-mem "
+                    f"{rss['claude-mem']:.0f} MB."]
     return "\n".join(out)
 
 
@@ -486,7 +540,7 @@ def main(args) -> None:
             for n in sizes:
                 log(f"measuring {n:,}")
                 results[n] = measure_size(n, dbs[n], base, floors, bun, package, model_cache,
-                                          qs, args.rounds)
+                                          qs, args.rounds, args.probe_timeout)
                 results[n]["vectors"] = ("MiniLM embeddings of each observation"
                                          if n <= args.real_upto else
                                          "random unit vectors of MiniLM's width (384), "
@@ -506,6 +560,9 @@ def parse_args(argv=None):
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cache", default=str(CACHE))
+    parser.add_argument("--probe-timeout", type=float, default=120,
+                        help="cut claude-mem's project-filtered probe queries after this "
+                             "many seconds (default 120)")
     parser.add_argument("--real-upto", type=int, default=10_000,
                         help="sizes up to this get real MiniLM vectors, larger ones random "
                              "unit vectors of its width (default 10000)")
