@@ -337,9 +337,12 @@ def _search_paths(qs) -> dict[str, list[str]]:
 def probe_peer_project(port: int, qs, timeout: float) -> list[tuple[str, float | None]]:
     """claude-mem's search WITH its project filter, once per probe query (untimed interleave).
 
-    At 100k observations in one project it takes seconds to minutes per query (its SQL
-    runs the FTS5 match once per row of the project index, it seems), so only two queries
-    are probed, each cut at ``timeout`` (None: cut)."""
+    At 100k observations in one project it takes seconds to minutes per query: under Bun's
+    SQLite (3.51.1) the plan of its observation query walks ``idx_observations_project``
+    and evaluates the FTS5 ``MATCH`` once per row of the project (``EXPLAIN QUERY PLAN``:
+    ``SEARCH o USING INDEX idx_observations_project``, then ``SCAN observations_fts
+    VIRTUAL TABLE INDEX 32:=M6``); without the filter it starts from the FTS5 index. So
+    only two queries are probed, each cut at ``timeout`` (None: cut)."""
     out = []
     for _, text in (qs[0], qs[len(qs) // 2]):
         path = "/api/search?" + urllib.parse.urlencode(
@@ -467,7 +470,8 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         f"- **memlite** `GET /api/search?q=&limit=20`: its default mode, hybrid "
         f"(mode used: {', '.join(any_result['hits']['memlite_modes'])}): embeds the query "
         f"with the default model (`{any_result['model']}`, inside the request), BM25 over any "
-        "of the terms plus a vector KNN over the project, fused; observations as full "
+        "of the terms plus a vector KNN (over the project when one is given), fused; "
+        "observations as full "
         "records, plus summaries and prompts by full text; JSON. `GET /api/search/index` "
         "(same parameters) is what its MCP `memory_search` tool calls: the same search, "
         "compact rows. The `project filter` row adds `&project=` (what its hooks and MCP "
@@ -486,7 +490,7 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         "",
         "Data: `bench_search.py`'s synthetic coding observations (seed N), one project, "
         "written by each product's own storage code (memlite: `storage.insert_observation` "
-        "+ MiniLM vectors of `observation_text`; claude-mem: `SessionStore.createSDKSession`, "
+        "+ vectors (each size says which); claude-mem: `SessionStore.createSDKSession`, "
         "`updateMemorySessionId`, `storeObservation`, driven by `bench/peer_claude_mem_load.js`).",
     ]
     for count, result in results.items():
@@ -498,7 +502,9 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         probes = ", ".join(f"{t * 1000:.0f} ms" if t is not None else
                            f"cut at {result['probe_timeout']:.0f} s" for _, t in result["probe"])
         out += [f"- claude-mem search WITH its project filter (`&project=project-00`), probed "
-                f"once on two of the queries after the timed rounds: {probes}."]
+                f"once on two of the queries after the timed rounds: {probes} (under Bun's "
+                "SQLite its plan walks `idx_observations_project` and runs the FTS5 `MATCH` "
+                "once per row of the project, so the time grows with the project's size)."]
         rss = result["rss_mb"]
         if None not in rss.values():
             out += [f"- Worker RSS after the run: memlite {rss['memlite']:.0f} MB, claude-mem "
