@@ -84,7 +84,10 @@ def ensure_packages(cache: Path) -> tuple[Path, Path]:
         if not (target / "package").exists():
             target.mkdir(exist_ok=True)
             with tarfile.open(cache / name) as tar:
-                tar.extractall(target, filter="tar")
+                try:
+                    tar.extractall(target, filter="tar")
+                except TypeError:  # Python before 3.11.4 has no extraction filters
+                    tar.extractall(target)  # noqa: S202 (the registry's own tarball)
         dirs.append(target / "package")
     bun = dirs[1] / "bin" / "bun"
     bun.chmod(0o755)

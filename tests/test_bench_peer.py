@@ -124,3 +124,31 @@ def test_a_response_is_read_to_its_end_without_waiting_for_the_server_to_close(p
         done.set()
         sock.close()
     assert (status, body) == ((200 if b"200" in payload[:12] else 404), b"hello world")
+
+
+def _tarball(path: Path, files: dict[str, bytes]) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_cached_tarballs_are_unpacked_without_the_network(tmp_path, monkeypatch):
+    monkeypatch.setattr(peer.shutil, "which", lambda _: pytest.fail("npm was called"))
+    cm_file, bun_file = peer.tarball_names().values()
+    _tarball(tmp_path / cm_file, {"package.json": b'{"version": "13.25.3"}'})
+    _tarball(tmp_path / bun_file, {"bin/bun": b"#!/bin/sh\n"})
+    package, bun = peer.ensure_packages(tmp_path)
+    assert (package / "package.json").read_bytes() == b'{"version": "13.25.3"}'
+    assert bun.name == "bun" and bun.stat().st_mode & 0o100
+    assert peer.ensure_packages(tmp_path) == (package, bun)  # unpacked once, reused
+
+
+def test_missing_tarballs_without_npm_say_how_to_fetch_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(peer.shutil, "which", lambda _: None)
+    with pytest.raises(RuntimeError, match="npm pack claude-mem@13.25.3"):
+        peer.ensure_packages(tmp_path / "cache")
