@@ -1,0 +1,154 @@
+"""The peer benchmark's pure helpers: the observation mapping to claude-mem's SessionStore
+fields, the npm tarball names, and the HTTP response reader its new-connection timing uses.
+
+The benchmark itself (``bench/bench_peer_http.py``) needs Bun and claude-mem from the npm
+registry and is not run here (tests never reach the network)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import bench_peer_http  # noqa: E402
+import peer_claude_mem as peer  # noqa: E402
+
+from memlite.storage import NewObservation  # noqa: E402
+
+
+def _obs(**over) -> NewObservation:
+    fields = dict(session_id="bench-s3", project="/home/dev/project-07", type="bugfix",
+                  title="fix the cache key", subtitle="", narrative="the key held the pid",
+                  facts=["one", "two"], concepts=["cache"], files_read=["src/a.py"],
+                  files_modified=["src/b.py", "src/c.py"], at_ms=1_735_689_600_123)
+    return NewObservation(**{**fields, **over})
+
+
+def test_mapping_keeps_every_field_under_claude_mems_names():
+    row = peer.to_claude_mem(_obs())
+    assert row == {
+        "session": "bench-s3", "project": "project-07", "at": 1_735_689_600_123,
+        "obs": {"type": "bugfix", "title": "fix the cache key", "subtitle": None,
+                "narrative": "the key held the pid", "facts": ["one", "two"],
+                "concepts": ["cache"], "files_read": ["src/a.py"],
+                "files_modified": ["src/b.py", "src/c.py"]},
+    }
+
+
+def test_mapping_refuses_an_observation_without_a_time():
+    with pytest.raises(ValueError, match="at_ms"):
+        peer.to_claude_mem(_obs(at_ms=None))
+
+
+@pytest.mark.parametrize(("path", "name"), [
+    ("/home/dev/project-00", "project-00"), ("/home/dev/shop/", "shop"), ("notes", "notes")])
+def test_projects_are_named_by_folder_like_claude_mem(path, name):
+    assert peer.project_name(path) == name
+
+
+def test_the_generator_rows_map_in_order_and_in_full(tmp_path):
+    import bench_search
+
+    gen = bench_search.Generator(["alpha", "beta", "gamma", "delta"] * 400, seed=3,
+                                 projects=["/p/one"])
+    rows = list(gen.observations(120))
+    out = tmp_path / "rows.jsonl"
+    assert peer.write_jsonl(rows, out) == 120
+    lines = out.read_text().splitlines()
+    assert len(lines) == 120
+    import json
+
+    first, last = json.loads(lines[0]), json.loads(lines[-1])
+    assert first["session"] == "bench-s0" and last["session"] == "bench-s2"
+    assert first["at"] < last["at"] and first["project"] == "one"
+    assert last["obs"]["title"] == rows[-1].title
+
+
+def test_tarball_names_are_what_npm_pack_writes():
+    names = peer.tarball_names()
+    assert names[f"claude-mem@{peer.CLAUDE_MEM_VERSION}"] == \
+        f"claude-mem-{peer.CLAUDE_MEM_VERSION}.tgz"
+    (bun_spec, bun_file), = [(k, v) for k, v in names.items() if k.startswith("@oven/")]
+    assert bun_file == bun_spec[1:].split("@")[0].replace("/", "-") + \
+        f"-{peer.BUN_VERSION}.tgz"
+    assert "npm pack" in peer.fetch_hint(Path("/x")) and bun_spec in peer.fetch_hint(Path("/x"))
+
+
+def test_the_peer_worker_runs_without_chroma_or_telemetry(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MEM_CHROMA_ENABLED", "true")  # a user's own setting
+    env = peer.worker_env(tmp_path, 41234)
+    assert env["CLAUDE_MEM_CHROMA_ENABLED"] == "false"
+    assert env["DO_NOT_TRACK"] == "1" and env["HOME"] == str(tmp_path)
+    assert env["CLAUDE_MEM_WORKER_PORT"] == "41234"
+    assert env["CLAUDE_MEM_DATA_DIR"] == str(tmp_path / ".claude-mem")
+
+
+def _serve_once(payload: bytes) -> tuple[int, threading.Event]:
+    """A loopback server that answers one connection with ``payload`` and keeps it open."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    done = threading.Event()
+
+    def run() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        for i in range(0, len(payload), 7):  # in small pieces
+            conn.sendall(payload[i:i + 7])
+        done.wait(10)  # hold the socket open: the reader must not wait for EOF
+        conn.close()
+        server.close()
+
+    threading.Thread(target=run, daemon=True).start()
+    return server.getsockname()[1], done
+
+
+@pytest.mark.parametrize("payload", [
+    b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world",
+    b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+])
+def test_a_response_is_read_to_its_end_without_waiting_for_the_server_to_close(payload):
+    port, done = _serve_once(payload)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        status, body = bench_peer_http.read_response(sock)
+    finally:
+        done.set()
+        sock.close()
+    assert (status, body) == ((200 if b"200" in payload[:12] else 404), b"hello world")
+
+
+def _tarball(path: Path, files: dict[str, bytes]) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_cached_tarballs_are_unpacked_without_the_network(tmp_path, monkeypatch):
+    monkeypatch.setattr(peer.shutil, "which", lambda _: pytest.fail("npm was called"))
+    cm_file, bun_file = peer.tarball_names().values()
+    _tarball(tmp_path / cm_file, {"package.json": b'{"version": "13.25.3"}'})
+    _tarball(tmp_path / bun_file, {"bin/bun": b"#!/bin/sh\n"})
+    package, bun = peer.ensure_packages(tmp_path)
+    assert (package / "package.json").read_bytes() == b'{"version": "13.25.3"}'
+    assert bun.name == "bun" and bun.stat().st_mode & 0o100
+    assert peer.ensure_packages(tmp_path) == (package, bun)  # unpacked once, reused
+
+
+def test_missing_tarballs_without_npm_say_how_to_fetch_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(peer.shutil, "which", lambda _: None)
+    with pytest.raises(RuntimeError, match="npm pack claude-mem@13.25.3"):
+        peer.ensure_packages(tmp_path / "cache")
