@@ -13,7 +13,7 @@ from memlite.actors.core import spawn
 from memlite.actors.embedder import EmbedderActor
 from memlite.embed import load_embedder
 
-WAIT = 3.0
+WAIT = 30.0  # loading wordllama takes seconds on a loaded machine
 
 
 def wordllama():
