@@ -179,8 +179,10 @@ _TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]  # the FTS table's, un
 
 
 def _tokens(tokenize: Any, text: str) -> list[str]:
-    return [t[2] for t in tokenize(text.encode("utf-8", "replace"),
-                                   apsw.FTS5_TOKENIZE_DOCUMENT, None)]
+    # Tokens alone (no offsets, no colocated forms): half the cost of the tuples.
+    tokens: list[str] = tokenize(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
+                                 None, include_offsets=False, include_colocated=False)
+    return tokens
 
 
 def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int]) -> dict[int, float]:
