@@ -151,6 +151,42 @@ def measure_db(name: str, db_dir: Path, base: Path, bare_port: int, qs, project:
         _memlite("worker", "stop", env=env)
 
 
+def in_process(name: str, db_dir: Path, qs, project: str, rounds: int, samples: dict) -> None:
+    """The server's own work without HTTP: the handler's reader borrow, thread hop,
+    ``queries.search`` (hybrid, wordllama query vector) and JSON encoding, in this
+    process. ``search <db> new`` minus this is what the HTTP request path costs."""
+    import trio
+
+    from memlite.embed import load_embedder
+    from memlite.http import queries
+    from memlite.storage.db import db_path
+    from memlite.storage.pool import ReaderPool
+    from memlite.storage.search import Filters
+
+    model = load_embedder("wordllama")
+
+    async def run() -> None:
+        pool = ReaderPool(db_path(db_dir))
+        try:
+            for round_ in range(rounds + 1):
+                for _, text in qs:
+                    t0 = time.perf_counter()
+                    vector = model.embed([text])[0].astype("<f4").tobytes()
+                    async with pool.borrow() as conn:
+                        found = await conn.async_run(
+                            queries.search, conn, text, mode="hybrid", limit=20,
+                            filters=Filters(project=project), vector=vector)
+                    json.dumps({"query": text, "project": project, **found})
+                    if round_:
+                        samples.setdefault(f"search {name} in-process", []).append(
+                            time.perf_counter() - t0)
+        finally:
+            await pool.close()
+
+    trio.run(run)
+    model.close()
+
+
 def main(args) -> None:
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     words = bench_search.vocabulary()
@@ -171,6 +207,7 @@ def main(args) -> None:
             for name, directory, _, project in dbs:
                 measure_db(name, directory, Path(tmp), bare_port, qs, project, args.rounds,
                            samples)
+                in_process(name, directory, qs, project, args.rounds, samples)
     finally:
         bare.terminate()
         bare.wait(10)
@@ -191,7 +228,11 @@ def main(args) -> None:
         "`100k-1p` (100,000 in one project) databases; search is hybrid, limit 20, project "
         "filter, the 50 queries of `bench_search.py`, query embedding included. `new` opens "
         "a connection per request (`Connection: close`), `kept` reuses one. Requests are "
-        "interleaved; the bare and health rows pool both databases' runs.",
+        "interleaved; the bare and health rows pool both databases' runs. `in-process` is "
+        "the server's own work for the same searches without HTTP (reader borrow, thread "
+        "hop, `queries.search`, the query's wordllama embedding, JSON encoding), run in the "
+        "bench's process after the worker's rows: the HTTP request path costs the "
+        "difference.",
         "",
         "| request | n | p50 | p95 |",
         "|---|---:|---:|---:|",

@@ -17,7 +17,7 @@ import attrs
 from memlite.storage.fts import search_prompts, search_summaries
 from memlite.storage.reads import columns, get_observation, get_observations, to_record
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
-from memlite.storage.search import Filters, RankedHit
+from memlite.storage.search import Filters, RankedHit, VectorSource
 from memlite.storage.search import search as run_search
 
 __all__ = [
@@ -59,23 +59,28 @@ def _ranked_json(hit: RankedHit) -> dict[str, Any]:
 
 
 def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: int,
-           vector: bytes | None, no_vector_reason: str | None = None) -> dict[str, Any]:
+           vector: bytes | VectorSource | None,
+           no_vector_reason: str | None = None) -> dict[str, Any]:
     """Observations through the search engine (``mode``, ``filters``); summaries and
-    prompts by full text in the same project. Best first in each list."""
+    prompts by full text in the same project. Best first in each list.
+
+    Summaries and prompts are searched first: they need no embedding, so with a
+    ``VectorSource`` they run while the query is still being embedded."""
+    project = filters.project
+    summaries = [_hit_json(h) for h in search_summaries(conn, q, project=project, limit=limit)]
+    prompts = [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)]
     found = run_search(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
                        no_vector_reason=no_vector_reason)
-    project = filters.project
     return {
         "mode": found.mode, "mode_used": found.mode_used, "note": found.note,
         "observations": [_ranked_json(h) for h in found.hits],
-        "summaries": [_hit_json(h) for h in search_summaries(conn, q, project=project,
-                                                             limit=limit)],
-        "prompts": [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)],
+        "summaries": summaries, "prompts": prompts,
     }
 
 
 def index(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: int,
-          vector: bytes | None, no_vector_reason: str | None = None) -> dict[str, Any]:
+          vector: bytes | VectorSource | None,
+          no_vector_reason: str | None = None) -> dict[str, Any]:
     """The compact index: enough to choose which observations to fetch in full."""
     found = run_search(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
                        no_vector_reason=no_vector_reason)

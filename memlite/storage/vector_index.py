@@ -240,8 +240,10 @@ def nearest(conn: apsw.Connection, vector: bytes, project: str, k: int,
     codes = _codes([r[1] for r in rows]).astype(np.float32)
     norms = np.linalg.norm(codes, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
     cosine = (codes @ query) / np.maximum(norms, 1e-12)
-    ranked = [(int(rows[i][0]), float(1.0 - cosine[i]))
-              for i in np.argsort(-cosine, kind="stable")]
+    order = np.argsort(-cosine, kind="stable")
+    # Whole arrays to Python at once: indexing numpy scalars one by one cost ~1 ms.
+    ranked = list(zip(np.asarray([r[0] for r in rows], dtype=np.int64)[order].tolist(),
+                      (1.0 - cosine[order]).astype(np.float64).tolist(), strict=True))
     clauses, params = where
     out: list[tuple[int, float]] = []
     start, step = 0, 2 * k

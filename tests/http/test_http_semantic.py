@@ -13,7 +13,7 @@ from memlite.actors.core import spawn
 from memlite.actors.embedder import EmbedderActor
 from memlite.embed import load_embedder
 
-WAIT = 3.0
+WAIT = 30.0  # loading wordllama takes seconds on a loaded machine
 
 
 def wordllama():
@@ -167,3 +167,48 @@ async def test_imported_claude_mem_types_can_be_filtered(client, token, storage)
     await seed_observation(storage, "c-1", title="Billing retries", at_ms=9_001)
     found = await _search(client, token, q="billing", type="security_alert", mode="fts")
     assert [o["id"] for o in found["observations"]] == [alert]
+
+
+async def test_the_query_is_embedded_while_full_text_runs(client, token, services, storage,
+                                                           seeded, monkeypatch):
+    """The search starts on its reader before the query's embedding is back: the model,
+    asked for the query, sees the full-text list already built (sequential code would
+    embed first, and the model's wait below would run out)."""
+    import threading
+
+    import memlite.storage.search as engine
+
+    fts_done = threading.Event()
+    seen: list[bool] = []
+    real_fts_list = engine._fts_list
+
+    def fts_list(*args, **kwargs):
+        listed = real_fts_list(*args, **kwargs)
+        fts_done.set()
+        return listed
+
+    class Waiting:
+        """wordllama, but a query (one text) waits for the full-text list first."""
+
+        def __init__(self):
+            self.inner = wordllama()
+            self.name, self.dim = self.inner.name, self.inner.dim
+
+        def embed(self, texts):
+            if texts == [query]:
+                seen.append(fts_done.wait(timeout=3))
+            return self.inner.embed(texts)
+
+        def close(self):
+            self.inner.close()
+
+    query = "customers paid two times for one purchase"
+    monkeypatch.setattr(engine, "_fts_list", fts_list)
+    async with spawn(EmbedderActor(storage, services.db_path, load=Waiting, poll=0.05).run) as ref:
+        services.embedder = ref
+        await _wait_ready(client, token, embedded=len(seeded))
+        body = await _search(client, token, q=query, mode="hybrid", project="/p/alpha")
+        services.embedder = None
+    assert seen == [True]
+    assert body["mode_used"] == "hybrid" and body["note"] is None
+    assert body["observations"][0]["id"] == seeded["Fixed double billing"]

@@ -460,3 +460,36 @@ def test_hybrid_prefers_the_newer_of_two_equal_matches(db, model):
     plain = run(db, model, "cache size limit", "hybrid", fusion=Fusion(recency_weight=0.0))
     assert [h.observation.id for h in plain.hits] == [older, newer]  # a tie: lower id
     assert plain.hits[0].score == pytest.approx(plain.hits[1].score)
+
+
+def test_a_deferred_query_vector_is_asked_for_after_the_full_text_list(db, model, indexed,
+                                                                         monkeypatch):
+    """A ``VectorSource`` (the HTTP API embeds the query while full text runs) gives the
+    same answer as the vector itself, is called once the BM25 list is built, and its
+    reason for having no vector reaches the note."""
+    import memlite.storage.search as engine
+
+    text = "customers were charged twice"
+    vector = embed(model, text)
+    events: list[str] = []
+    real_fts_list = engine._fts_list
+
+    def fts_list(*args, **kwargs):
+        events.append("fts")
+        return real_fts_list(*args, **kwargs)
+
+    def source():
+        events.append("vector")
+        return vector, None
+
+    monkeypatch.setattr(engine, "_fts_list", fts_list)
+    direct = search(db, text, mode="hybrid", query_vector=vector)
+    events.clear()
+    deferred = search(db, text, mode="hybrid", query_vector=source)
+    assert events == ["fts", "vector"]
+    assert deferred.mode_used == "hybrid"
+    assert [h.observation.id for h in deferred.hits] == [h.observation.id for h in direct.hits]
+    missing = search(db, text, mode="hybrid", query_vector=lambda: (None, "still embedding"))
+    assert missing.mode_used == "fts" and "still embedding" in missing.note
+    semantic = search(db, text, mode="semantic", query_vector=source)
+    assert semantic.mode_used == "semantic" and semantic.hits

@@ -1,0 +1,91 @@
+"""Any-term BM25 at scale: score only the documents holding a selective term.
+
+Why: FTS5 scores every document an ``OR`` query matches (its ``bm25()`` reads each
+row's size and term instances: ~1 µs a row), then sorts them. A question such as "why
+does the flush checker fail when the error returns none" holds words that match most
+of a 100,000-observation project, so the query scores ~50,000 rows (15-100 ms) to
+keep 50. Counting the matches of one term costs ~20x less than scoring them.
+
+How: each term's matches are counted, bounded at ``BUDGET`` (a count stops there). When
+the terms together match more than ``BUDGET`` rows, they are split into the selective
+terms ``E`` (the rarest, together within ``BUDGET``) and the frequent rest ``F``, and
+two queries run instead of one::
+
+    E             every row holding a selective term, scored on E alone
+    (E) AND (F)   the rows holding both kinds, scored on all the terms
+
+FTS5's BM25 is a sum over the query's phrases, each phrase's IDF computed over the whole
+table, so the second query's score is exactly the full query's score for its rows, and a
+row holding no ``F`` term has the same score in the first query as in the full one. Every
+row holding a selective term therefore gets its exact full score; what is left out are
+the rows holding frequent terms only. Those score at most ``sum(idf(F)) * (k1 + 1)``
+and rank below the rows holding a rare term in practice: on bench_search's 100k-1p
+database the top 10 is 0.96 the full query's (``bench/bench_search.py --index``).
+
+When no term is selective (a single common word), or the whole query matches at most
+``BUDGET`` rows (every project of a few thousand observations: the evals), the full
+query runs unchanged, so small databases rank exactly as before.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+__all__ = ["BUDGET", "Split", "split"]
+
+BUDGET = 2_500
+"""Matches scored per query before the split applies (~2-3 ms of BM25 scoring)."""
+
+_COUNT = ("SELECT count(*) FROM (SELECT 1 FROM observations_fts "
+          "WHERE observations_fts MATCH ? LIMIT ?)")
+
+
+class Split:
+    """The two queries that replace one any-term query (see the module docstring)."""
+
+    __slots__ = ("selective", "both")
+
+    def __init__(self, selective: str, both: str) -> None:
+        self.selective = selective
+        self.both = both
+
+    def merge(self, selective_rows: list[tuple[int, float]],
+              both_rows: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """``(rowid, bm25)`` of every row holding a selective term, best (lowest) first:
+        the score of ``both`` where the row is there, else the selective one."""
+        scores = dict(selective_rows)
+        scores.update(both_rows)
+        return sorted(scores.items(), key=lambda item: (item[1], item[0]))
+
+
+def split(conn: apsw.Connection, query: str, budget: int | None = None) -> Split | None:
+    """The split of ``query`` (an any-term query from ``fts_query(..., any_term=True)``:
+    quoted phrases joined by `` OR ``), or None when the full query is cheap enough or
+    no term is selective. ``budget`` defaults to ``BUDGET``."""
+    budget = BUDGET if budget is None else budget
+    phrases = query.split(" OR ")  # a quoted phrase never holds a space
+    if len(phrases) < 2:
+        return None
+    counted = sorted((_count(conn, phrase, budget + 1), i, phrase)
+                     for i, phrase in enumerate(phrases))
+    if sum(count for count, _, _ in counted) <= budget:
+        return None
+    selective: list[str] = []
+    total = 0
+    for count, _, phrase in counted:
+        if total + count > budget:
+            break
+        selective.append(phrase)
+        total += count
+    frequent = [phrase for _, _, phrase in counted[len(selective):]]
+    if not selective or not frequent:
+        return None
+    e = " OR ".join(selective)
+    return Split(e, f"({e}) AND ({' OR '.join(frequent)})")
+
+
+def _count(conn: apsw.Connection, phrase: str, cap: int) -> int:
+    """Rows matching ``phrase``, counted up to ``cap`` (~0.06 µs a row)."""
+    for (count,) in conn.execute(_COUNT, (phrase, cap)):
+        return int(count) if isinstance(count, int) else 0
+    return 0

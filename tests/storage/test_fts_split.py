@@ -1,0 +1,89 @@
+"""Any-term BM25 split into selective and frequent terms (``memlite.storage.fts_split``):
+every row holding a selective term keeps its exact full-query score, small databases are
+searched with the full query, and the search engine uses the split when it applies."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlite import storage
+from memlite.storage import fts_split
+from memlite.storage.fts import OBSERVATION_WEIGHTS, fts_query
+from memlite.storage.search import Filters, search
+
+PROJECT = "/src/split"
+ALL = (f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) FROM observations_fts "
+       "WHERE observations_fts MATCH ?")
+
+
+@pytest.fixture
+def conn(tmp_path):
+    """300 observations: "common" in all, "middling" in every 3rd, "zebra" in every 30th,
+    "quokka" in every 50th; lengths vary so that BM25 scores differ."""
+    db = storage.connect(tmp_path)
+    with db:
+        for i in range(300):
+            words = ["common"] * (1 + i % 3) + ["filler"] * (i % 7)
+            if i % 3 == 0:
+                words.append("middling")
+            if i % 30 == 0:
+                words.append("zebra")
+            if i % 50 == 0:
+                words += ["quokka"] * (1 + i % 4)
+            storage.insert_observation(db, storage.NewObservation(
+                session_id="s", project=PROJECT, type="discovery",
+                title=" ".join(words), narrative=f"entry {i}", at_ms=1_000 + i))
+    yield db
+    db.close()
+
+
+def _full(conn, query):
+    return dict(conn.execute(ALL, (query,)).fetchall())
+
+
+def test_the_split_scores_every_row_holding_a_selective_term_exactly(conn):
+    query = fts_query("zebra quokka middling common", any_term=True)
+    parts = fts_split.split(conn, query, budget=40)
+    assert parts is not None
+    assert set(parts.selective.split(" OR ")) == {'"zebra"', '"quokka"'}
+    merged = parts.merge(conn.execute(ALL, (parts.selective,)).fetchall(),
+                         conn.execute(ALL, (parts.both,)).fetchall())
+    full = _full(conn, query)
+    selective_rows = {r[0] for r in conn.execute(ALL, (parts.selective,))}
+    assert {rowid for rowid, _ in merged} == selective_rows  # 10 + 6 rows, not 300
+    for rowid, score in merged:
+        assert score == pytest.approx(full[rowid], rel=1e-12)
+    assert [s for _, s in merged] == sorted(s for _, s in merged)  # best (lowest) first
+    # The full query's best rows are all among them (frequent-only rows score lower).
+    best = sorted(full, key=full.get)[:10]
+    assert set(best) <= selective_rows
+
+
+def test_no_split_when_the_query_is_cheap_or_no_term_is_selective(conn):
+    query = fts_query("zebra quokka middling common", any_term=True)
+    assert fts_split.split(conn, query, budget=5_000) is None  # 300 + 100 + 10 + 6 rows
+    assert fts_split.split(conn, fts_query("common middling", any_term=True), budget=40) is None
+    assert fts_split.split(conn, '"common"', budget=1) is None  # one term: nothing to split
+
+
+@pytest.mark.parametrize("share", ["dominant", "joined"])
+def test_search_uses_the_split_and_keeps_the_best_matches(conn, monkeypatch, share):
+    """Both full-text paths (the project holding the database, or a join on it) give the
+    full query's top hits with the split on."""
+    if share == "dominant":
+        monkeypatch.setattr("memlite.storage.vector_index.project_share", lambda *_: 1.0)
+    text = "zebra quokka middling common"
+    full = [h.observation.id for h in search(conn, text, mode="fts",
+                                             filters=Filters(project=PROJECT), limit=5).hits]
+    calls = []
+    real_split = fts_split.split
+
+    def small_budget(c, query, budget=None):
+        got = real_split(c, query, budget=40)
+        calls.append(got)
+        return got
+
+    monkeypatch.setattr(fts_split, "split", small_budget)
+    outcome = search(conn, text, mode="fts", filters=Filters(project=PROJECT), limit=5)
+    assert calls and calls[0] is not None  # the split ran
+    assert [h.observation.id for h in outcome.hits] == full
