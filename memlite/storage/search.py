@@ -356,9 +356,10 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
                 "AND observation_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
                 (*base, min(depth, MAX_CANDIDATES), *tail, _json_ids(allowed))).fetchall()
             return [(r[0], r[1]) for r in rows]
-    if filters.project is not None and not filters.narrows:
-        # A large project: the in-memory sign-bit index with exact rescoring (ms, not
-        # tens of ms); None for a small one, where the exact KNN below is cheap.
+    if not filters.narrows:
+        # A large project (or, with no project filter, a large database): the in-memory
+        # sign-bit index with exact rescoring (ms, not tens of ms); None for a small one,
+        # where the exact KNN below is cheap.
         found = vector_index.nearest(conn, vector, filters.project, depth,
                                      filters.where("o"))
         if found is not None:

@@ -1,4 +1,5 @@
-"""An in-memory sign-bit index per large project, with exact rescoring, for fast KNN.
+"""An in-memory sign-bit index per large project (and one over the whole database, for
+searches with no project filter), with exact rescoring, for fast KNN.
 
 Why: sqlite-vec's KNN is exact and reads every float vector of the project's partition:
 about 58 ms for 100,000 observations in one project, against issue 14's 10 ms for a whole
@@ -32,8 +33,12 @@ build than it held.
 
 Used only for a project with at least ``MIN_VECTORS`` vectors and no narrowing filter
 (types, dates, file, session): below that the exact KNN costs less than a few ms anyway,
-and a narrowing filter restricts the exact KNN to its ids. Indexes live per process,
-keyed by database file and project, shared by the reader threads (a lock per index).
+and a narrowing filter restricts the exact KNN to its ids. A search with no project filter
+(the dashboard's "all projects", an MCP search without one) uses the same kind of index
+over every project's vectors (``project=None``): without it the exact KNN reads every
+vector of the database (~100 ms at 100,000). Indexes live per process, keyed by database
+file and project (None for the whole database), shared by the reader threads (a lock per
+index).
 """
 
 from __future__ import annotations
@@ -102,15 +107,18 @@ class ProjectIndex:
             out += np.take(table, column)
         return out
 
-    def refresh(self, conn: apsw.Connection, project: str) -> None:
-        """Fold in what changed since ``last_seq`` (call with ``lock`` held)."""
-        top = conn.execute(f"SELECT MAX(seq) FROM {CODES_TABLE} WHERE project = ?",
-                           (project,)).fetchall()[0][0] or 0
+    def refresh(self, conn: apsw.Connection, project: str | None) -> None:
+        """Fold in what changed since ``last_seq`` (call with ``lock`` held); ``project``
+        None: every project's rows."""
+        scope, args = ("WHERE project = ?", (project,)) if project is not None else ("", ())
+        top = conn.execute(f"SELECT MAX(seq) FROM {CODES_TABLE} {scope}",
+                           args).fetchall()[0][0] or 0
         if top <= self.last_seq:
             return
         rows = conn.execute(
             f"SELECT observation_id, seq, code FROM {CODES_TABLE} "
-            "WHERE project = ? AND seq > ? ORDER BY seq", (project, self.last_seq)).fetchall()
+            f"{scope + ' AND' if scope else 'WHERE'} seq > ? ORDER BY seq",
+            (*args, self.last_seq)).fetchall()
         if not rows:
             return
         self.last_seq = max(self.last_seq, rows[-1][1])
@@ -173,7 +181,7 @@ def _codes(blobs: Sequence[bytes]) -> np.ndarray:
     return np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
 
 
-_INDEXES: dict[tuple[str, str], ProjectIndex] = {}
+_INDEXES: dict[tuple[str, str | None], ProjectIndex] = {}
 _GUARD = threading.Lock()
 
 
@@ -183,7 +191,7 @@ def reset() -> None:
         _INDEXES.clear()
 
 
-def _index_for(conn: apsw.Connection, project: str) -> ProjectIndex | None:
+def _index_for(conn: apsw.Connection, project: str | None) -> ProjectIndex | None:
     epoch = codes_epoch(conn)
     if epoch is None or not conn.filename:
         return None
@@ -215,11 +223,12 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     return index.size / top if top else 0.0
 
 
-def nearest(conn: apsw.Connection, vector: bytes, project: str, k: int,
+def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
             where: tuple[list[str], list]) -> list[tuple[int, float]] | None:
-    """The ``k`` nearest observations of ``project`` passing ``where`` (SQL conditions
-    on ``observations AS o``), as ``(id, cosine distance)`` closest first; or None when
-    the project is too small for the index (the caller runs the exact KNN)."""
+    """The ``k`` nearest observations of ``project`` (None: of any project) passing
+    ``where`` (SQL conditions on ``observations AS o``), as ``(id, cosine distance)``
+    closest first; or None when there are too few vectors for the index (the caller runs
+    the exact KNN)."""
     index = _index_for(conn, project)
     if index is None:
         return None

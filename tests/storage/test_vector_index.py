@@ -161,6 +161,32 @@ def test_search_through_the_index_hides_superseded_and_other_projects(db, add_ob
     assert ids[0] in shown_ids and shown_ids[0] == ids[1]  # the replacement first
 
 
+def test_a_search_with_no_project_filter_uses_an_index_over_every_project(db, add_observation):
+    rng = np.random.default_rng(10)
+    populate(db, add_observation, clustered(rng, 300))
+    populate(db, add_observation, clustered(rng, 300), project="/repo/b")
+    overlap = []
+    for q in clustered(rng, 10):
+        want = [r[0] for r in db.execute(
+            "SELECT observation_id FROM observation_vectors WHERE embedding MATCH ? "
+            "AND k = 10 ORDER BY distance", (q.tobytes(),))]
+        outcome = search(db, "zzz", mode="semantic", filters=Filters(),
+                         query_vector=q.tobytes(), limit=10)
+        got = [h.observation.id for h in outcome.hits]
+        assert outcome.mode_used == "semantic" and len(got) == 10
+        overlap.append(len(set(want) & set(got)) / 10)
+    # The whole database's index answered (key: file, None), not the exact KNN.
+    assert [project for _, project in vector_index._INDEXES] == [None]
+    assert np.mean(overlap) >= 0.9
+    # A row written later, in either project, is folded in.
+    q = clustered(rng, 1)[0]
+    newcomer = add_observation(title="new", project="/repo/b")
+    storage.upsert_vectors(db, [(newcomer, "/repo/b", q.tobytes())])
+    top = search(db, "zzz", mode="semantic", filters=Filters(), query_vector=q.tobytes(),
+                 limit=3).hits
+    assert top[0].observation.id == newcomer
+
+
 def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observation):
     from memlite.storage import search as engine
 
