@@ -209,6 +209,11 @@ def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observati
         fast = engine._fts_dominant(db, query, a, 20)
         assert fast is not None
         assert sorted(fast) == sorted(engine._fts_joined(db, query, a, 20))
+    # No project filter: every row is in scope, so the same shortcut holds.
+    for query in ('"alpha"', '"beta" OR "omega"'):
+        fast = engine._fts_dominant(db, query, Filters(), 20)
+        assert fast is not None
+        assert sorted(fast) == sorted(engine._fts_joined(db, query, Filters(), 20))
     # /repo/b holds a quarter: always the joined query.
     assert engine._fts_dominant(db, '"alpha"', Filters(project="/repo/b"), 20) is None
     # A narrowing filter, or too few of the unfiltered top passing: the joined query.
