@@ -52,7 +52,16 @@ class Split:
     def merge(self, selective_rows: list[tuple[int, float]],
               both_rows: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """``(rowid, bm25)`` of every row holding a selective term, best (lowest) first:
-        the score of ``both`` where the row is there, else the selective one."""
+        the score of ``both`` where the row is there, else the selective one.
+
+        The top ``n`` of each query is enough for the top ``n`` of the merge (what the
+        search asks with ``ORDER BY score LIMIT n``, so that only ``2n`` rows reach
+        Python, not the ~2,500 scored): a row's full score is never worse than its
+        selective one, so every row above a selective-only row in the selective
+        query's order is above it in the merge too; and a ``both`` row missing from
+        the ``both`` top ``n`` has ``n`` better rows already. A row that is in the
+        selective top but not the ``both`` top gets its (worse) selective score here,
+        which still leaves it below those ``n``."""
         scores = dict(selective_rows)
         scores.update(both_rows)
         return sorted(scores.items(), key=lambda item: (item[1], item[0]))

@@ -253,8 +253,9 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
         rows = [(r[0], r[1]) for r in conn.execute(f"{sql} ORDER BY score LIMIT ?",
                                                    (query, fetch))]
     else:  # every row holding a selective term, exactly scored (``fts_split``)
-        rows = parts.merge(_pairs(conn, sql, (parts.selective,)),
-                           _pairs(conn, sql, (parts.both,)))[:fetch]
+        top = f"{sql} ORDER BY score LIMIT ?"
+        rows = parts.merge(_pairs(conn, top, (parts.selective, fetch)),
+                           _pairs(conn, top, (parts.both, fetch)))[:fetch]
     keep = _passing(conn, [r[0] for r in rows], filters)
     kept = [(r[0], r[1]) for r in rows if r[0] in keep]
     if len(kept) >= depth or len(rows) < fetch:
@@ -280,8 +281,9 @@ def _fts_joined(conn: apsw.Connection, query: str, filters: Filters,
     )
     parts = fts_split.split(conn, query)
     if parts is not None:  # every row holding a selective term, exactly scored
-        return parts.merge(_pairs(conn, sql, (parts.selective, *params)),
-                           _pairs(conn, sql, (parts.both, *params)))[:depth]
+        top = f"{sql} ORDER BY score LIMIT ?"
+        return parts.merge(_pairs(conn, top, (parts.selective, *params, depth)),
+                           _pairs(conn, top, (parts.both, *params, depth)))[:depth]
     return _pairs(conn, f"{sql} ORDER BY score LIMIT ?", (query, *params, depth))
 
 
