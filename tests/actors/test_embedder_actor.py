@@ -437,3 +437,29 @@ async def test_abandoned_queries_are_dropped_before_any_work_and_the_queue_is_bo
             # And the embedder still answers.
             vector = await embedder.ask(lambda r: EmbedQuery(text="later", reply=r), timeout=5)
             assert isinstance(vector, bytes)
+
+
+async def test_freed_memory_goes_back_to_the_system_after_a_backlog_not_when_idle(
+        data_dir, monkeypatch):
+    import memlite.actors.embedder as embedder_module
+
+    calls: list[str] = []
+    monkeypatch.setattr(embedder_module, "release_free_memory",
+                        lambda: calls.append(threading.current_thread().name) or True)
+
+    def released(n):
+        async def check():
+            return len(calls) >= n
+        return check
+
+    async with spawn(StorageActor(data_dir).run) as storage:
+        ids = [await store(storage, f"note {i}") for i in range(40)]  # two batches
+        async with running(data_dir, StandIn, storage=storage) as (_, embedder, reader):
+            await vectors_for(reader, ids)
+            # One after the model loaded, one after the backlog (not one per batch).
+            await wait_until(released(2), "a release after loading and the backlog")
+            await trio.sleep(10 * POLL)  # idle polls embed nothing: no more releases
+            assert len(calls) == 2
+            await vectors_for(reader, [await store(storage, "one more")])
+            await wait_until(released(3), "a release after the new observation")
+    assert threading.main_thread().name not in calls  # off the Trio thread
