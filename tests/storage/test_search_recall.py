@@ -1,11 +1,15 @@
-"""A same-session follow-up of the best match is admitted to ``followup_slot`` (issue 14,
-own eval's recall): the matches above the slot never move. Real database for the search
-path; the pure function on hand-made lists."""
+"""Recall on paraphrases (issue 14, own eval): a same-session follow-up of the best match
+is admitted to ``followup_slot`` (the matches above the slot never move), and a duration
+in words finds the compact form observations write ("nine seconds" -> "9s"). Real
+database for the search path; the pure functions on hand-made input."""
 
 from __future__ import annotations
 
+import pytest
+
 from memlite import storage
 from memlite.storage.fusion import Fusion, admit_followup
+from memlite.storage.query import analyse
 from memlite.storage.search import Filters, search
 
 P = "/src/app"
@@ -64,3 +68,39 @@ def test_search_admits_the_follow_up_of_its_best_match(db):
     admitted = found(Fusion())
     assert admitted[:4] == [*plain[:3], fix]  # the default slot is 4; the top 3 stay
     assert set(admitted) == {problem, fix, *others}
+
+
+# --- durations in words -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("index update went from nine seconds to one", "index update went from 9s 9 seconds to one"),
+    ("took 9 seconds", "took 9s 9 seconds"),
+    ("Retry After Two Hours", "Retry After 2h 2 Hours"),
+    ("p99 of 250 ms", "p99 of 250ms 250 ms"),
+    ("cut to 1.5 s", "cut to 1.5s 1.5 s"),
+    ("fifteen minutes", "15min 15 minutes"),
+])
+def test_a_duration_is_also_searched_in_its_compact_form(text, expected):
+    assert analyse(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "why were we billed two times", "one bash task", "the 9s timeout", "seconds matter",
+    "nine secondary replicas", "2 mins2",
+])
+def test_other_numbers_and_words_stay_as_typed(text):
+    assert analyse(text).text == text
+
+
+def test_a_spelled_out_duration_finds_the_compact_one(db):
+    wal = add(db, "s1", "SQLite index switched to WAL mode", 0,
+              narrative="The end-of-backup index write dropped from 9s to 1.2s")
+    for i in range(6):
+        add(db, f"s{i + 2}", f"Chunk catalog rebuilt for repository {i}", (i + 1) * 1000 * MIN)
+    hits = search(db, "catalog took nine seconds", mode="fts",
+                  filters=Filters(project=P)).hits
+    assert wal not in [h.observation.id for h in hits]  # plain full text: no shared term
+    found = [h.observation.id for h in search(db, "catalog took nine seconds", mode="hybrid",
+                                              filters=Filters(project=P)).hits]
+    assert wal == found[0]
