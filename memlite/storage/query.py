@@ -21,6 +21,12 @@ dated
     something happened, not the day it was written down). The date words are left out of
     full text. A year alone or a relative date ("last week") is not a date here: there is
     no "now" to count from in a stored memory, and a year is too wide to help.
+durations
+    "nine seconds", "9 seconds", "two hours" are written "9s", "2h" in observations (the
+    full-text tokenizer keeps "9s" one token, apart from "9" and "seconds"): full text
+    searches the compact form too, the number in digits ("nine seconds" -> "9s 9
+    seconds"). Only a number followed by a unit of time (ms, s, min, h and their spelled
+    forms) changes; a number word alone ("two invoices") stays a word.
 file_role
     ``"modified"`` when the query asks what changed in a file ("changed", "edited",
     "fixed in", "edits to"...), ``"read"`` when it asks what was read ("read", "looked
@@ -79,6 +85,29 @@ _DATE = re.compile(
     r"|" + _MONTH.format("m2") + r"\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4})"
     r"|" + _MONTH.format("m3") + r",?\s+(?P<y3>\d{4}))\b",
     re.IGNORECASE)
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+                      "ninety": "90", "hundred": "100"})
+_UNITS = {"ms": "ms", "millisecond": "ms", "milliseconds": "ms", "s": "s", "sec": "s",
+          "secs": "s", "second": "s", "seconds": "s", "min": "min", "mins": "min",
+          "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hrs": "h", "hour": "h",
+          "hours": "h"}
+_QUANTITY = re.compile(
+    r"\b(?P<n>\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<u>"
+    + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def _quantities(text: str) -> str:
+    """``text`` with each duration also in the compact form observations write, the
+    number in digits: "nine seconds" -> "9s 9 seconds", "2 hours" -> "2h 2 hours"."""
+    def compact(match: re.Match[str]) -> str:
+        number = _NUMBER_WORDS.get(match["n"].lower(), match["n"])
+        return f"{number}{_UNITS[match['u'].lower()]} {number} {match['u']}"
+    return _QUANTITY.sub(compact, text)
+
+
 DATE_SLACK_DAYS = 3
 """How long after the named day (or month) a match still counts as of that date."""
 _DAY_MS = 86_400_000
@@ -154,6 +183,7 @@ def analyse(text: str) -> QueryIntent:
     dated, fts_text = _date_window(text)
     if not fts_text.split():
         fts_text = text
+    fts_text = _quantities(fts_text)
     if temporal:
         kept = [t for t in fts_text.split()
                 if t.lower().strip(_STRIP + ".") not in _CUE_WORDS]

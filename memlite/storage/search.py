@@ -38,6 +38,7 @@ the observation that replaced it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,6 +51,7 @@ from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query
 from memlite.storage.fusion import (
     DEFAULT_FUSION,
     Fusion,
+    admit_followup,
     demote_superseded,
     diversify,
     favour_newest,
@@ -502,6 +504,10 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     if mode == "hybrid" and use_vectors and fusion.diversity:
         head = [oid for oid, _ in ranked[:fusion.diversity_window]]
         ranked = diversify(ranked, _codes_of(conn, head), fusion=fusion)
+    if mode == "hybrid" and fusion.followup_slot and ranked:
+        listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
+        ranked = admit_followup(ranked, listed, _sessions(conn, [ranked[0][0], *listed]),
+                                created, fusion=fusion)
     if filters.include_superseded:
         ranked = _superseded_last(conn, ranked)
     ranked = ranked[:limit]
@@ -529,6 +535,20 @@ def _codes_of(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, bytes]:
         return {r[0]: r[1] for r in rows}
     except apsw.SQLError:  # no codes table (a database written before it existed)
         return {}
+
+
+def _followup_candidates(fts_ids: Sequence[int], vector_ids: Sequence[int],
+                         depth: int) -> list[int]:
+    """Either list's top ``depth``, interleaved best first (no duplicates)."""
+    pairs = itertools.zip_longest(fts_ids[:depth], vector_ids[:depth])
+    return list(dict.fromkeys(oid for pair in pairs for oid in pair if oid is not None))
+
+
+def _sessions(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
+    rows = conn.execute(
+        "SELECT id, session_id FROM observations WHERE id IN "
+        "(SELECT value FROM json_each(?))", (_json_ids(ids),))
+    return {r[0]: r[1] for r in rows}
 
 
 def _created(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:

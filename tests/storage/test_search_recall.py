@@ -1,0 +1,106 @@
+"""Recall on paraphrases (issue 14, own eval): a same-session follow-up of the best match
+is admitted to ``followup_slot`` (the matches above the slot never move), and a duration
+in words finds the compact form observations write ("nine seconds" -> "9s"). Real
+database for the search path; the pure functions on hand-made input."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlite import storage
+from memlite.storage.fusion import Fusion, admit_followup
+from memlite.storage.query import analyse
+from memlite.storage.search import Filters, search
+
+P = "/src/app"
+MIN = 60_000
+
+
+def ranked(*ids):
+    return [(oid, 1.0 / i) for i, oid in enumerate(ids, start=1)]
+
+
+def test_the_best_ranked_eligible_follow_up_takes_the_slot():
+    sessions = {1: "a", 2: "b", 3: "b", 4: "c", 5: "d", 6: "a", 7: "a"}
+    created = dict.fromkeys(sessions, 0)
+    out = admit_followup(ranked(1, 2, 3, 4, 5, 6, 7), [1, 2, 7, 6], sessions, created,
+                         fusion=Fusion(followup_slot=4))
+    assert [oid for oid, _ in out] == [1, 2, 3, 6, 4, 5, 7]  # 6 outranks 7 in the fused order
+    assert [score for _, score in out] == [score for _, score in ranked(1, 2, 3, 4, 5, 6, 7)]
+
+
+def test_nothing_moves_without_an_eligible_follow_up():
+    base = ranked(1, 2, 3, 4, 5, 6, 7)
+    sessions = {1: "a", 2: "b", 3: "b", 4: "c", 5: "d", 6: "a", 7: "a"}
+    created = {**dict.fromkeys(sessions, 0), 7: 10 * 3_600_000}
+    fusion = Fusion(followup_slot=4)
+    # 6 is the same session but in neither list's top; 7 was written ten hours later.
+    assert admit_followup(base, [1, 7], sessions, created, fusion=fusion) == base
+    # Already at or above the slot: nothing to admit.
+    assert admit_followup(ranked(1, 6, 2, 3, 4), [6], sessions, created,
+                          fusion=fusion) == ranked(1, 6, 2, 3, 4)
+    assert admit_followup(base, [6], sessions, created,
+                          fusion=Fusion(followup_slot=0)) == base
+    assert admit_followup(base, [6], {}, created, fusion=fusion) == base
+
+
+def add(db, session, title, at_ms, narrative=""):
+    return storage.insert_observation(db, storage.NewObservation(
+        session_id=session, project=P, type="discovery", title=title, narrative=narrative,
+        at_ms=at_ms)).id
+
+
+def test_search_admits_the_follow_up_of_its_best_match(db):
+    problem = add(db, "s1", "Overview page with forty charts renders slowly", 0)
+    fix = add(db, "s1", "Switched to a canvas drawing library", 10 * MIN,
+              narrative="Dense charts draw on canvas now")
+    others = [add(db, f"s{i}", f"Overview page slowly loads widget {i} charts", i * 1000 * MIN)
+              for i in range(2, 8)]
+    text = "overview page charts slowly render"
+
+    def found(fusion):
+        return [h.observation.id for h in search(db, text, mode="hybrid", fusion=fusion,
+                                                 filters=Filters(project=P)).hits]
+
+    plain = found(Fusion(followup_slot=0))
+    assert plain[0] == problem
+    assert plain.index(fix) > 3  # the follow-up shares few words: below the top 4
+    admitted = found(Fusion())
+    assert admitted[:4] == [*plain[:3], fix]  # the default slot is 4; the top 3 stay
+    assert set(admitted) == {problem, fix, *others}
+
+
+# --- durations in words -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("index update went from nine seconds to one", "index update went from 9s 9 seconds to one"),
+    ("took 9 seconds", "took 9s 9 seconds"),
+    ("Retry After Two Hours", "Retry After 2h 2 Hours"),
+    ("p99 of 250 ms", "p99 of 250ms 250 ms"),
+    ("cut to 1.5 s", "cut to 1.5s 1.5 s"),
+    ("fifteen minutes", "15min 15 minutes"),
+])
+def test_a_duration_is_also_searched_in_its_compact_form(text, expected):
+    assert analyse(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    "why were we billed two times", "one bash task", "the 9s timeout", "seconds matter",
+    "nine secondary replicas", "2 mins2",
+])
+def test_other_numbers_and_words_stay_as_typed(text):
+    assert analyse(text).text == text
+
+
+def test_a_spelled_out_duration_finds_the_compact_one(db):
+    wal = add(db, "s1", "SQLite index switched to WAL mode", 0,
+              narrative="The end-of-backup index write dropped from 9s to 1.2s")
+    for i in range(6):
+        add(db, f"s{i + 2}", f"Chunk catalog rebuilt for repository {i}", (i + 1) * 1000 * MIN)
+    hits = search(db, "catalog took nine seconds", mode="fts",
+                  filters=Filters(project=P)).hits
+    assert wal not in [h.observation.id for h in hits]  # plain full text: no shared term
+    found = [h.observation.id for h in search(db, "catalog took nine seconds", mode="hybrid",
+                                              filters=Filters(project=P)).hits]
+    assert wal == found[0]
