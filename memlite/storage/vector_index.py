@@ -83,6 +83,7 @@ class ProjectIndex:
     def nbytes(self) -> int:
         """Memory held by the arrays (what the index costs per project)."""
         return self.ids.nbytes + self.cols.nbytes + self.alive.nbytes
+
     def _pack(self, codes: np.ndarray) -> np.ndarray:
         """Sign bits of ``codes - mean`` as uint16 columns: shape (dim/16, rows)."""
         signs = (codes.astype(np.float32) - self.mean) > 0
