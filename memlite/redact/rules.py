@@ -425,6 +425,21 @@ _ROOTS = tuple(w for w in _WORDS if not any(o != w and o in w for o in _WORDS))
 _HOLDERS = {w: tuple(o for o in _WORDS if o != w and w in o) for w in _ROOTS}
 
 
+def _grouped(roots: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The roots under the two characters they start with (one, for a symbol), where two or
+    more share them (``gh`` for ``ghp_``, ``gho_``, ...; ``:`` for ``://``, ``:5432:``, ...):
+    one scan of 100 kB tells that none of them occurs (each scan costs ~40 µs; ~15 saved
+    on a text without them)."""
+    heads: dict[str, list[str]] = {}
+    for root in roots:
+        heads.setdefault(root[:2] if root[0].isalnum() else root[:1], []).append(root)
+    return tuple((head if len(group) > 1 else "", tuple(group))
+                 for head, group in heads.items())
+
+
+_GROUPS = _grouped(_ROOTS)
+
+
 def redact(text: str) -> str:
     """Replace the secrets in ``text`` by ``[REDACTED:<kind>]``.
 
@@ -434,14 +449,17 @@ def redact(text: str) -> str:
     lower = text.lower()
     chosen = set(_ALWAYS) if ":" in text else set()
     present: set[str] = set()
-    for root in _ROOTS:
-        if root in lower:
-            present.add(root)
-            chosen |= _RULES_OF[root]
-            for word in _HOLDERS[root]:
-                if word in lower:
-                    present.add(word)
-                    chosen |= _RULES_OF[word]
+    for head, roots in _GROUPS:
+        if head and head not in lower:
+            continue
+        for root in roots:
+            if root in lower:
+                present.add(root)
+                chosen |= _RULES_OF[root]
+                for word in _HOLDERS[root]:
+                    if word in lower:
+                        present.add(word)
+                        chosen |= _RULES_OF[word]
     if not chosen:
         return text
     for index in sorted(chosen):
