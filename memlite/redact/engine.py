@@ -38,6 +38,7 @@ SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 # the characters ``(?i:s)`` / ``(?i:i)`` match whose lower case is not ``s`` / ``i`` (long s,
 # dotless i, dotted capital I: the one character whose lower case is two long)
 UNFOLDED = ("\u017f", "\u0131", "\u0130")
+ODD_LETTERS = (*UNFOLDED, "\u212a")  # and the Kelvin sign, which lowers to ``k``
 
 
 def folded(text: str) -> str:
@@ -128,7 +129,10 @@ class Rule:
         if fold and words and not back:
             # a first-character class lets ``re`` skip ahead in C (a scoped ``(?i:…)``
             # alternation alone is tried at every position: 8 ms per 100 kB, not 1)
-            first = sorted({c for word in words for c in (word[0].lower(), word[0].upper())})
+            first = {c for word in words for c in (word[0].lower(), word[0].upper())}
+            # and the odd letters ``(?i:…)`` takes for them (``\u212aEY=``: the Kelvin sign)
+            first |= {c for c in ODD_LETTERS if folded(c) in first}
+            first = sorted(first)
             pattern = "(?=[" + "".join(re.escape(c) for c in first) + "])" + pattern
         self.args = (pattern, flags)
         self.replacement = replacement

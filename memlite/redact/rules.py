@@ -385,7 +385,8 @@ RULES: list[Rule] = [
          r"|[^\s\"'|;&\\]{1,500})([ \t]*\|)", _echo_pipe, gate=_STDIN_READERS,
          blunt="[REDACTED:password]"),
     Rule("curl_user", ("-u", "--user"),
-         r"((?:-u|--user)(?<![\w\-]-u)(?<![\w\-]--user)(?:[ \t]+|=)(?:\\[\"']|[\"']|)[^\s:\"'\\\[\]]{1,200}:)"
+         r"((?:-u|--user)(?<![\w\-]-u)(?<![\w\-]--user)(?:[ \t]+|=)(?:\\[\"']|[\"']|)"
+         r"[^\s:\"'\\\[\]]{1,200}:)"
          r"([^\s\"'\\]{1,500})()", _keep_prefix("password", judge.credential_like), gate=(":",)),
     Rule("openssl_pass", ("-pass",), r"(-pass(?<![\w\-]-pass)(?:in|out)?[ \t]+pass:)"
          r"([^\s\"'\\]{1,500})()", _keep_prefix("password"), gate=(" pass:",)),
@@ -399,7 +400,8 @@ RULES: list[Rule] = [
     Rule("named_pair", ("name",),
          r"((?i:name)(?:\\[\"']|[\"']|)[ \t]*[:=][ \t]*(?:\\[\"']|[\"']|))([A-Za-z0-9_.\-]{1,100})"
          r"((?:\\[\"']|[\"']|)[ \t]*,?[ \t]*(?:\r?\n|\\n)?[ \t]*(?:-[ \t]+)?(?:\\[\"']|[\"']|)"
-         r"(?i:value)(?:\\[\"']|[\"']|)[ \t]*[:=][ \t]*)()" + _VALUE, _named_pair, fold=True, gate=("value",),
+         r"(?i:value)(?:\\[\"']|[\"']|)[ \t]*[:=][ \t]*)()" + _VALUE, _named_pair, fold=True,
+         gate=("value",),
          blunt="[REDACTED:env]"),
     Rule("prose", ("password", "passphrase", "passcode", "passwd", "passwords", "passphrases",
                    "passcodes", "passwds", "pwd", "pin", "secret", "token", "api key"),
