@@ -175,15 +175,24 @@ def import_cost(imports: int) -> dict:
             "first_use_ms": float(first_use.stdout)}
 
 
+def _load() -> str:
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:  # not on every platform
+        return "unknown"
+
+
 def report(scores: dict, fast: dict, imp: dict, extra: dict) -> str:
-    now = datetime.date.today().isoformat()
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     uname = platform.uname()
     lines = [
         SECTION, "",
         f"Measured {now} by `python bench/bench_privacy.py`.",
         "",
         f"- Machine: `{uname.system} {uname.node} {uname.release} {uname.machine}, "
-        f"{os.cpu_count()} CPUs`; Python {platform.python_version()}.",
+        f"{os.cpu_count()} CPUs`; Python {platform.python_version()}; load average "
+        f"(1/5/15 min) {extra['load_start']} at the start of the run, {_load()} at its "
+        "end (the machine is shared: CPU times below are inflated by its neighbours).",
         f"- Corpus: `tests/privacy/corpus.py`, {scores['n_pos']} positives (generated fake "
         f"secrets in shell output, env dumps, JSON, YAML, tracebacks, prompts) and "
         f"{scores['n_neg']} near misses (commit ids, sha256, UUIDs, base64 text, "
@@ -243,8 +252,8 @@ def report(scores: dict, fast: dict, imp: dict, extra: dict) -> str:
         "",
         "### Speed",
         "",
-        "CPU time (`time.process_time`), p50; the machine was shared (load average ~11 on 2 "
-        "cores), which inflates wall times several-fold and CPU times somewhat.",
+        "CPU time (`time.process_time`), p50; on a shared machine (load average above) wall "
+        "times measure the queue for a core, and CPU times are inflated somewhat.",
         "",
         "| what | figure |",
         "|---|---:|",
@@ -292,7 +301,7 @@ def main() -> None:
         with_ds = not args.no_oracle
     except ImportError:
         with_ds = False
-    extra: dict = {"examples": args.examples}
+    extra: dict = {"examples": args.examples, "load_start": _load()}
     extra["generated"] = privacy_quality.generated_scores(BASELINE_COMMIT, with_ds)
     test = extra["generated"]["test"]
     if with_ds:

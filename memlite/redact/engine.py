@@ -18,18 +18,50 @@ Linear time, by construction:
 from __future__ import annotations
 
 import re
+from itertools import chain
+from operator import itemgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing import at run time: it costs a hook ~5 ms
     from collections.abc import Iterator
     from typing import Any
 
-__all__ = ["DENSE", "Lazy", "Rule", "budget"]
+__all__ = ["DENSE", "DENSE_BUDGET", "Lazy", "Rule", "budget", "folded"]
 
 DENSE = 200  # one trigger per this many characters or more: run the pattern in C
+# judged matches per rule at most, on dense text (the oracle's real text, 399,286 lines,
+# has the same 11 lines changed at 100 or 50, 17 at 30; 50 would save ~0.5 ms per dense
+# rule but redacts the near misses of tests/privacy/corpus.py, joined, past the 50th)
+DENSE_BUDGET = 100
+CROWDED = 16  # judged matches closer than this (characters apart on average): ``sub``
 SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 
+
+# the characters ``(?i:s)`` / ``(?i:i)`` match whose lower case is not ``s`` / ``i`` (long s,
+# dotless i, dotted capital I: the one character whose lower case is two long)
+UNFOLDED = ("\u017f", "\u0131", "\u0130")
+ODD_LETTERS = (*UNFOLDED, "\u212a")  # and the Kelvin sign, which lowers to ``k``
+
+
+def folded(text: str) -> str:
+    """``text`` lower-cased, the same length, where a lower-case ASCII letter stands
+    wherever ``(?i:…)`` would match one: ``str.lower`` plus long s -> ``s``, dotless and
+    dotted capital I -> ``i`` (the Kelvin sign already lowers to ``k``). Rules find their
+    trigger words in it and the fold rules run their patterns on it.
+    """
+    lower = text.lower()
+    if text.isascii():
+        return lower
+    if len(lower) != len(text):
+        lower = text.replace("\u0130", "i").lower()
+    for odd, plain in (("\u017f", "s"), ("\u0131", "i")):
+        if odd in lower:
+            lower = lower.replace(odd, plain)
+    return lower
+_SPAN = re.Match.span
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 _FINDERS: dict[tuple[str, str], re.Pattern[str] | None] = {}
 
@@ -67,20 +99,22 @@ class Rule:
 
     Every match of ``pattern`` starts at an occurrence of one of ``words`` (or, with
     ``back``, at most ``back`` characters before one: a URL's scheme before ``://``), so
-    the pattern runs only there. ``fold``: the words are found in the lower-cased text
-    (case-insensitive names). ``gate``: one of these strings must be in the text (the
-    lower-cased text with ``fold``), a cheaper first test. Same result as ``pattern.sub`` (leftmost matches, never
-    overlapping: ``tests/privacy/test_redaction_corpus.py`` checks it per rule) up to
-    ``budget(len(text))`` judged matches. ``follow``: the characters that can come right
-    after a trigger word in a match (``token=``, ``token:``): other occurrences (``tokens``,
-    ``token is``) are dropped before the pattern runs, and do not count as dense; past that (generated or pathological text, a
-    megabyte of ``token=a``), ``blunt`` (a plain marker: ``re`` expands a
-    template with group references in Python, per match) replaces every further match
-    whole and unjudged, in C: over-redaction is the safe way to stay in time.
+    the pattern runs only there. ``fold``: the words are found in the folded text
+    (case-insensitive names; see :func:`folded`), and the pattern runs there too, as
+    ``lower_args``. ``gate``: one of these strings must be in the text (the folded text
+    with ``fold``), a cheaper first test. Same result as ``pattern.sub`` (leftmost
+    matches, never overlapping: ``tests/privacy/test_redaction_corpus.py`` checks it per
+    rule) up to ``budget(len(text))`` judged matches (at most ``DENSE_BUDGET`` on dense
+    text). ``follow``: the characters that can come right after a trigger word in a match
+    (``token=``, ``token:``): other occurrences (``tokens``, ``token is``) are dropped
+    before the pattern runs, and do not count as dense. Past the budget (generated or
+    pathological text, a megabyte of ``token=a``), ``blunt`` (a plain marker: ``re``
+    expands a template with group references in Python, per match) replaces every further
+    match whole and unjudged, in C: over-redaction is the safe way to stay in time.
     """
 
-    __slots__ = ("args", "back", "blunt", "compiled", "fold", "follow", "gate", "name",
-                 "replacement", "words")
+    __slots__ = ("args", "back", "blunt", "compiled", "fold", "follow", "gate", "lower_args",
+                 "lower_compiled", "name", "replacement", "words")
 
     def __init__(self, name: str, words: tuple[str, ...], pattern: str, replacement: Any, *,
                  fold: bool = False, back: int = 0, flags: int = 0,
@@ -90,10 +124,20 @@ class Rule:
         self.follow = follow
         self.words = words
         self.gate = gate
+        # the same pattern, run on the lower-cased text: its case-insensitive parts are
+        # lower-case literals (``(?i:key|token)``) and the rest ignores case, so ``re``
+        # compares plain characters and skips ahead in C to a first letter (~4x faster than
+        # ``(?i:…)`` on dense text); ``tests/privacy/test_redaction_corpus.py`` checks both
+        # find the same spans
+        self.lower_args = (pattern.replace("(?i:", "(?:"), flags) if fold and not back else None
+        self.lower_compiled: re.Pattern[str] | None = None
         if fold and words and not back:
             # a first-character class lets ``re`` skip ahead in C (a scoped ``(?i:…)``
             # alternation alone is tried at every position: 8 ms per 100 kB, not 1)
-            first = sorted({c for word in words for c in (word[0].lower(), word[0].upper())})
+            first = {c for word in words for c in (word[0].lower(), word[0].upper())}
+            # and the odd letters ``(?i:…)`` takes for them (``\u212aEY=``: the Kelvin sign)
+            first |= {c for c in ODD_LETTERS if folded(c) in first}
+            first = sorted(first)
             pattern = "(?=[" + "".join(re.escape(c) for c in first) + "])" + pattern
         self.args = (pattern, flags)
         self.replacement = replacement
@@ -111,6 +155,13 @@ class Rule:
         if self.compiled is None:
             self.compiled = re.compile(*self.args)
         return self.compiled
+
+    def get_lower(self) -> re.Pattern[str]:
+        """The pattern to run on the lower-cased text (see ``lower_args``)."""
+        if self.lower_compiled is None:
+            assert self.lower_args is not None
+            self.lower_compiled = re.compile(*self.lower_args)
+        return self.lower_compiled
 
     def _match_back(self, pattern: re.Pattern[str], text: str, pos: int,
                     done: int) -> re.Match[str] | None:
@@ -151,8 +202,8 @@ class Rule:
             positions.sort()
         return positions
 
-    def _matches(self, text: str, positions: list[int] | None) -> Iterator[re.Match[str]]:
-        pattern = self.get()
+    def _matches(self, pattern: re.Pattern[str], text: str,
+                 positions: list[int] | None) -> Iterator[re.Match[str]]:
         if positions is None:  # dense: one scan in C
             yield from pattern.finditer(text)
             return
@@ -175,7 +226,7 @@ class Rule:
         searched for."""
         haystack = text
         if self.fold:
-            haystack = lower if lower is not None else text.lower()
+            haystack = lower if lower is not None else folded(text)
         if self.gate and not any(gate in haystack for gate in self.gate):
             return text
         words = self.words
@@ -183,27 +234,46 @@ class Rule:
             words = [word for word in words if word.lower() in present]
             if not words:
                 return text
+        same_length = len(haystack) == len(text)
         positions: list[int] | None = None
-        if words and not (self.fold and len(haystack) != len(text)):
+        if words and not (self.fold and not same_length):
             # (a character whose lower case is longer shifts positions: scan in C)
             positions = self._positions(haystack, words, len(text) // DENSE)
             if positions is not None and not positions:
                 return text
+        pattern = self.get()
+        scan, scanned = pattern, text
+        if self.lower_args is not None and same_length and (
+                text.isascii() or not any(c in haystack for c in UNFOLDED)):
+            # (``haystack`` from ``folded`` holds none of them; a plain ``lower`` might)
+            scan, scanned = self.get_lower(), haystack
         replacement = self.replacement
-        left = budget(len(text))
+        left = budget(len(text), dense=bool(words) and positions is None)
         out: list[str] = []
         last = 0
-        for match in self._matches(text, positions):
+        first = -1
+        judged = left
+        for found in self._matches(scan, scanned, positions):
+            start = found.start()
+            if first < 0:
+                first = start
             if left == 0:  # past the budget: the rest unjudged, in C
-                out.append(text[last:match.start()])
-                out.append(self.get().sub(self.blunt, text[match.start():]))
+                out.append(text[last:start])
+                crowded = (start - first) < CROWDED * judged
+                out.append(self._blunt(text, haystack, start, scan is not pattern and
+                                       not crowded))
                 return "".join(out)
+            match = found
+            if scan is not pattern:  # the match on the text itself, for its groups' case
+                match = pattern.match(text, start)  # type: ignore[assignment]
+                if match is None:
+                    continue
             old = match.group(0)
             new = replacement if isinstance(replacement, str) else replacement(match)
             if not isinstance(replacement, str):
                 left -= 1
             if new != old:
-                out.append(text[last:match.start()])
+                out.append(text[last:start])
                 out.append(new)
                 last = match.end()
         if not out:
@@ -211,7 +281,32 @@ class Rule:
         out.append(text[last:])
         return "".join(out)
 
+    def _blunt(self, text: str, lower: str, start: int, on_lower: bool) -> str:
+        """``text[start:]`` with every match replaced by the plain marker, in C.
 
-def budget(size: int) -> int:
-    """Judged matches per rule for a text of ``size`` characters (100 per 100 kB + 100)."""
-    return 100 + size // 1000
+        ``on_lower``: find the matches on the lower-cased text (its scan is faster, but
+        each match then costs a span and a slice: ~0.3 µs, twice what ``sub`` spends on
+        one); ``apply`` says no where the judged matches came closer than ``CROWDED``
+        characters apart (``API KEY=X1`` x 10,000: most of the scan is matches).
+        """
+        tail = text[start:]
+        if not on_lower:
+            return self.get().sub(self.blunt, tail)
+        if tail == lower[start:]:  # no upper case left: the fast pattern runs on the text
+            return self.get_lower().sub(self.blunt, tail)
+        # spans found on the lower-cased text, the pieces between them cut from the text,
+        # every step a C iterator (a Python loop per match costs 3x more)
+        spans = list(map(_SPAN, self.get_lower().finditer(lower, start)))
+        begins = chain((start,), map(_SECOND, spans))
+        ends = chain(map(_FIRST, spans), (len(text),))
+        return self.blunt.join(map(text.__getitem__, map(slice, begins, ends)))
+
+
+def budget(size: int, *, dense: bool = False) -> int:
+    """Judged matches per rule for a text of ``size`` characters: 100 per 100 kB + 100, and
+    at most ``DENSE_BUDGET`` where the trigger words are dense (more than one per ``DENSE``
+    characters): text generated in bulk (a dump of ``token: `` lines), where judging every
+    match would cost ~10 µs each (100 judged: ~1 ms per rule) and blunt redaction of the
+    rest is the safe side."""
+    whole = 100 + size // 1000
+    return min(whole, DENSE_BUDGET) if dense else whole
