@@ -36,8 +36,6 @@ DENSE_BUDGET = 100
 CROWDED = 16  # judged matches closer than this (characters apart on average): ``sub``
 SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
-
-
 # the characters ``(?i:s)`` / ``(?i:i)`` match whose lower case is not ``s`` / ``i`` (long s,
 # dotless i, dotted capital I: the one character whose lower case is two long)
 UNFOLDED = ("\u017f", "\u0131", "\u0130")
@@ -59,6 +57,8 @@ def folded(text: str) -> str:
         if odd in lower:
             lower = lower.replace(odd, plain)
     return lower
+
+
 _SPAN = re.Match.span
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
