@@ -67,12 +67,16 @@ _CHANGES = re.compile(
 _SPLIT = re.compile(r"&&|\|\||[;|\n]")
 _REDIRECT = re.compile(r"(?<![0-9&])>>?\s*(?!&|/dev/null)\S")
 _PREFIX = re.compile(r"^((\w+=\S*|sudo|time|nice|env|command|exec)\s+)+")
+# git's own options before its subcommand (`git -C dir commit`, `git -c k=v commit`,
+# `git --no-pager log`): dropped so the subcommand decides change or discovery.
+_GIT_OPTIONS = re.compile(r"^git\s+((-[Cc]\s+\S+|--[\w-]+(=\S*)?|-[pP])\s+)+")
 MAX_TITLE = 200
 MAX_NARRATIVE = 1200
 
 
 def _segments(command: str) -> list[str]:
-    return [_PREFIX.sub("", part.strip()) for part in _SPLIT.split(command)]
+    return [_GIT_OPTIONS.sub("git ", _PREFIX.sub("", part.strip()))
+            for part in _SPLIT.split(command)]
 
 
 def _one_line(text: str, limit: int = 120) -> str:
@@ -107,8 +111,12 @@ def _bash(payload: dict[str, Any]) -> dict[str, Any] | None:
     if all(part.split(" ", 1)[0] in _QUIET for part in parts) and not _REDIRECT.search(command):
         return None
     changes = any(_CHANGES.match(part) for part in parts) or bool(_REDIRECT.search(command))
+    # A command the title had to cut (a commit's message, a long pipeline) is kept whole
+    # in the narrative, which full text and the embedding both read.
+    whole = command if shown != f"`{' '.join(command.split())}`" else ""
     return {"type": "change" if changes else "discovery", "title": f"Ran {shown}",
-            "subtitle": description, "narrative": tail}
+            "subtitle": description, "narrative": cut(f"{whole}\n{tail}".strip(),
+                                                      MAX_NARRATIVE)}
 
 
 def _edit(tool: str, data: dict[str, Any], project: str) -> dict[str, Any] | None:

@@ -6,6 +6,11 @@ order chosen so that a file we must refuse is never modified:
 1. The data directory is created (0700) and proved writable, else ``DataDirError``.
 2. A non-empty file whose first 16 bytes are not ``SQLite format 3\\0`` is refused with
    ``NotADatabaseError`` before SQLite opens it (setting WAL would rewrite its header).
+   Only once per file and process (``_HEADER_CHECKED``): closing ANY descriptor of a
+   file drops every POSIX lock the process holds on it, so re-reading the header while
+   this process's connections are open would leave them unlocked, and an outside
+   ``sqlite3`` that closed then would delete the -wal and -shm they still use (user
+   trial, round 4: new reader connections failed with "disk I/O error").
 3. The schema version is read; a newer one than this memlite knows is refused with
    ``SchemaTooNewError`` before any pragma writes to the file.
 4. Only then: ``journal_mode=WAL``, ``synchronous`` (NORMAL by default), migrations.
@@ -78,6 +83,10 @@ SYNCHRONOUS = frozenset({"NORMAL", "FULL"})
 WAL_CHECKPOINT_PAGES = 1_000
 WAL_HARD_LIMIT_PAGES = 10_000
 WAL_IDLE_CHECKPOINT_S = 1.0
+# (st_dev, st_ino) of database files whose header this process has read and accepted
+# (see the module docstring, step 2: the header is read once per file and process).
+_HEADER_CHECKED: set[tuple[int, int]] = set()
+_HEADER_LOCK = threading.Lock()
 
 
 def db_path(location: Path | str) -> Path:
@@ -114,9 +123,13 @@ def prepare_path(location: Path | str, *, create: bool = True) -> Path:
     path = db_path(location)
     if create:
         ensure_data_dir(path.parent)
+    if _header_checked(path):
+        return path  # re-opening it to read the header would drop our connections' locks
     try:
         with path.open("rb") as f:
             header = f.read(len(SQLITE_HEADER))
+            if not header or header == SQLITE_HEADER:
+                _remember_header(os.fstat(f.fileno()))
     except FileNotFoundError:
         if not create:
             raise StorageError(
@@ -124,7 +137,11 @@ def prepare_path(location: Path | str, *, create: bool = True) -> Path:
             ) from None
         # Create it ourselves so it is private (0600) from the first byte; SQLite gives
         # its -wal and -shm files the same mode.
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        try:
+            _remember_header(os.fstat(fd))
+        finally:
+            os.close(fd)
         return path
     except IsADirectoryError:
         raise _not_a_database(path) from None
@@ -133,6 +150,22 @@ def prepare_path(location: Path | str, *, create: bool = True) -> Path:
     if header and header != SQLITE_HEADER:
         raise _not_a_database(path)
     return path
+
+
+def _header_checked(path: Path) -> bool:
+    """Whether this process already accepted the header of the file ``path`` names now
+    (a file replaced since has another inode and is checked again)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    with _HEADER_LOCK:
+        return (found.st_dev, found.st_ino) in _HEADER_CHECKED
+
+
+def _remember_header(found: os.stat_result) -> None:
+    with _HEADER_LOCK:
+        _HEADER_CHECKED.add((found.st_dev, found.st_ino))
 
 
 def _configure(

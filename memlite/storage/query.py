@@ -44,6 +44,8 @@ import re
 
 import attrs
 
+from memlite.storage.fts import STOPWORDS
+
 __all__ = ["QueryIntent", "analyse"]
 
 _TEMPORAL = re.compile(
@@ -154,6 +156,12 @@ class QueryIntent:
     paths: tuple[str, ...] = ()
     file_role: str | None = None  # "modified", "read" or None
     dated: tuple[int, int] | None = None  # (since_ms, until_ms) of a date the query names
+    # the query names a date and no topic: the rest is small words ("what did we do on")
+    date_only: bool = False
+
+
+_DAY_FRAMING = STOPWORDS | {"", "happened", "happen", "happening", "worked", "working"}
+"""Words that leave a dated query without a topic: "what happened on 7 July"."""
 
 
 def _path(token: str) -> str | None:
@@ -181,6 +189,8 @@ def analyse(text: str) -> QueryIntent:
         role = "modified" if modified and not read else "read" if read and not modified \
             else None
     dated, fts_text = _date_window(text)
+    date_only = dated is not None and not paths and all(
+        word.lower().strip(_STRIP + ".") in _DAY_FRAMING for word in fts_text.split())
     if not fts_text.split():
         fts_text = text
     fts_text = _quantities(fts_text)
@@ -189,7 +199,7 @@ def analyse(text: str) -> QueryIntent:
                 if t.lower().strip(_STRIP + ".") not in _CUE_WORDS]
         if kept:
             fts_text = " ".join(kept)
-    return QueryIntent(fts_text, temporal, paths, role, dated)
+    return QueryIntent(fts_text, temporal, paths, role, dated, date_only)
 
 
 def path_matches(stored: str, wanted: str) -> bool:

@@ -57,7 +57,7 @@ from memlite.storage.fusion import (
     favour_newest,
     fuse,
 )
-from memlite.storage.query import QueryIntent, analyse, path_matches
+from memlite.storage.query import DATE_SLACK_DAYS, QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
 from memlite.storage.vector_codes import CODES_TABLE
@@ -508,6 +508,8 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
         ranked = admit_followup(ranked, listed, _sessions(conn, [ranked[0][0], *listed]),
                                 created, fusion=fusion)
+    if mode == "hybrid" and intent.date_only:
+        ranked = _that_day_first(conn, ranked, intent, filters, depth)
     if filters.include_superseded:
         ranked = _superseded_last(conn, ranked)
     ranked = ranked[:limit]
@@ -521,6 +523,32 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         for oid, score in ranked if oid in by_id
     ]
     return SearchOutcome(hits=hits, mode=mode, mode_used=mode_used, note=note)
+
+
+def _that_day_first(conn: apsw.Connection, ranked: list[tuple[int, float]],
+                    intent: QueryIntent, filters: Filters,
+                    depth: int) -> list[tuple[int, float]]:
+    """``ranked`` with the observations written on the named day (or month), newest
+    first, ahead of it. Why: "what did we do on 1 December" has no topic word to search,
+    so the lists hold only stray neighbours (user trial, round 4: 1 of 7); the user asks
+    for that day's record. The window is the named day itself, without the ranking's
+    slack days (``query.DATE_SLACK_DAYS``)."""
+    assert intent.dated is not None
+    since, until = intent.dated
+    until -= DATE_SLACK_DAYS * 86_400_000
+    clauses, params = filters.where("o")
+    clauses.append("o.created_at_epoch BETWEEN ? AND ?")
+    rows = conn.execute(
+        "SELECT o.id FROM observations o WHERE " + " AND ".join(clauses)
+        + " ORDER BY o.created_at_epoch DESC, o.id DESC LIMIT ?",
+        (*params, since, until, depth))
+    day = [r[0] for r in rows]
+    if not day:
+        return ranked
+    top = max((score for _, score in ranked), default=0.0)
+    listed = set(day)
+    return [(oid, top + len(day) - i) for i, oid in enumerate(day)] + \
+        [(oid, score) for oid, score in ranked if oid not in listed]
 
 
 def _codes_of(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, bytes]:

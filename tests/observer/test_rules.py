@@ -148,12 +148,30 @@ def test_low_signal_bash_is_dropped(command):
     ("git commit -m 'fix pager'", "change"), ("rm -rf build", "change"),
     ("npm install left-pad", "change"), ("sed -i 's/a/b/' x.py", "change"),
     ("echo x > notes.txt", "change"), ("cd src && git add -A", "change"),
+    ("git -C /p/sub commit -m 'fix pager'", "change"),
+    ("git -c user.name=u -c user.email=e commit -qam 'fix pager'", "change"),
+    ("git --no-pager -C sub reset --hard", "change"),
+    ("git -C sub log --oneline", "discovery"),
     ("git log --oneline -5", "discovery"), ("rg TODO", "discovery"),
     ("curl -s localhost:8000/health", "discovery"),
 ])
 def test_other_bash_by_command(command, kind):
     obs = observe(bash(command, "out"), project="/p")
     assert (obs.type, obs.title) == (kind, f"Ran `{command}`")
+
+
+def test_a_long_command_cut_in_the_title_is_kept_whole_in_the_narrative():
+    """User trial, round 4: a commit whose message said "Switch the payments HTTP client
+    from requests to httpx" kept only both ends of the command in its title (cut at 120
+    characters) and the tool's output in the narrative, so the message, the one thing
+    worth finding, was in no searchable field."""
+    message = "Switch the payments HTTP client from requests to httpx for async and HTTP/2"
+    command = f"git -c user.email=a@b -c user.name=u commit -qam '{message}'"
+    obs = observe(bash(command, "[main 1a2b3c] x"), project="/p")
+    assert "memlite: cut" in obs.title
+    assert message in obs.narrative and "[main 1a2b3c] x" in obs.narrative
+    short = observe(bash("git commit -m 'fix pager'", "[main 1] fix"), project="/p")
+    assert short.narrative == "[main 1] fix"  # nothing cut: no repetition
 
 
 @pytest.mark.parametrize(("name", "tool_input", "response", "kind", "title", "files"), [

@@ -172,3 +172,35 @@ def test_a_damaged_database_is_refused_naming_the_file(data_dir):
     with pytest.raises(NotADatabaseError, match="is damaged") as caught:
         storage.connect(data_dir).close()
     assert str(path) in str(caught.value) and ".recover" in str(caught.value)
+
+
+def test_opening_another_connection_keeps_the_process_locks_so_an_outside_reader_cannot_delete_the_wal(data_dir):
+    """User trial, round 4: the worker's reader pool opened a connection while its writer
+    was open; ``prepare_path`` read the file header with ``open()``/``close()``, and closing
+    ANY descriptor of a file drops every POSIX lock the process holds on it (SQLite's "How
+    To Corrupt" §2.2). Then an outside reader (``sqlite3``, a script) that closed found no
+    other user, took the exclusive lock, checkpointed and DELETED the -wal and -shm the
+    worker still used: every new reader connection failed with "disk I/O error" (the
+    SessionStart context answered 500) and later writes went to an unlinked WAL."""
+    import subprocess
+    import sys
+
+    writer = storage.connect(data_dir)
+    writer.execute("CREATE TABLE trial(x INTEGER)")
+    writer.execute("INSERT INTO trial VALUES (1)")
+    reader = storage.connect(data_dir, writer=False)  # a second connection of this process
+    assert reader.execute("SELECT count(*) FROM trial").fetchall() == [(1,)]
+    wal = data_dir / "memlite.db-wal"
+    assert wal.exists()
+    # The standard library's sqlite3 stands for the `sqlite3` shell a user opens: SQLite
+    # 3.40 (Debian's, as the trial's) deletes the files on close when it finds no lock.
+    outside = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+               "c.execute('SELECT count(*) FROM sqlite_master').fetchall(); c.close()")
+    subprocess.run([sys.executable, "-c", outside, str(data_dir / "memlite.db")],
+                   check=True, timeout=60)
+    assert wal.exists() and (data_dir / "memlite.db-shm").exists()
+    writer.execute("INSERT INTO trial VALUES (2)")
+    third = storage.connect(data_dir, writer=False)
+    assert third.execute("SELECT count(*) FROM trial").fetchall() == [(2,)]
+    for conn in (third, reader, writer):
+        conn.close()

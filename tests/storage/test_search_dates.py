@@ -161,3 +161,21 @@ def test_a_fact_stated_three_times_does_not_fill_the_top(db):
     diverse = found(0.5)
     assert diverse[0] in same
     assert diverse[1] == other  # the different match takes the second slot
+
+
+@pytest.mark.parametrize("text", ["what did we do on 7 July, 2023?", "2023-07-07",
+                                  "what happened on July 7, 2023"])
+def test_a_query_that_is_only_a_date_lists_that_days_observations_newest_first(db, model, text):
+    """User trial, round 4: "what did we do on 1 December 2026" listed 1 of the 7
+    observations of that day: with the date words taken out nothing but small words was
+    left to search, so only a stray vector neighbour answered. A query that names a date
+    and no topic lists that day's observations first (newest first), then the rest."""
+    day = ms(2023, 7, 7)
+    that_day = [add(db, title, day + hour * 3_600_000) for hour, title in enumerate(
+        ["Renamed the greeting helper", "Parser accepts trailing commas",
+         "Deploy script pins the region"], start=9)]
+    add(db, "Cache keys carry the tenant id", day - 2 * DAY)
+    add(db, "Login page shows the last sign-in", day + DAY)  # inside the slack, not that day
+    vectors(db, model)
+    ids = run(db, model, text)
+    assert ids[:3] == that_day[::-1], ids
