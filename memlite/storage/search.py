@@ -14,9 +14,10 @@ Modes
                   an all-words query that finds nothing on a paraphrase.
     ``semantic``  cosine nearest neighbours of ``query_vector`` in the sqlite-vec table
                   (partitioned by project, so a project filter is a partition scan), at
-                  or above the model's relevance floor. A project of 20,000 vectors or
-                  more is searched with an in-memory sign-bit index and exact rescoring
-                  of its candidates (``memlite.storage.vector_index``).
+                  or above the model's relevance floor. A project of 4,000 vectors or
+                  more (or, with no project filter, a database of as many) is searched
+                  with an in-memory sign-bit index and int8 rescoring of its candidates
+                  (``memlite.storage.vector_index``).
     ``hybrid``    the default: both lists fused by weighted reciprocal rank, plus what
                   the query says besides its words (``memlite.storage.query``): a file
                   path is matched exactly against ``files_read`` / ``files_modified``
