@@ -94,7 +94,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     dominant = engine._fts_dominant
     try:
         for round_ in range(rounds + 1):
-            for (_, text), vec in zip(qs, qvecs, strict=True):
+            for (_, text), _vec in zip(qs, qvecs, strict=True):
                 for path in ("joined", "shortcut"):
                     engine._fts_dominant = dominant if path == "shortcut" else (
                         lambda *a, **k: None)
