@@ -65,18 +65,18 @@ class Lazy:
 class Rule:
     """A pattern tried only where one of its ``words`` occurs.
 
-    Every match of ``pattern`` starts at an occurrence of one of ``words`` (or, with
-    ``back``, at most ``back`` characters before one: a URL's scheme before ``://``), so
-    the pattern runs only there. ``fold``: the words are found in the lower-cased text
-    (case-insensitive names). ``gate``: one of these strings must be in the text (the
-    lower-cased text with ``fold``), a cheaper first test. Same result as ``pattern.sub`` (leftmost matches, never
-    overlapping: ``tests/privacy/test_redaction_corpus.py`` checks it per rule) up to
-    ``budget(len(text))`` judged matches. ``follow``: the characters that can come right
-    after a trigger word in a match (``token=``, ``token:``): other occurrences (``tokens``,
-    ``token is``) are dropped before the pattern runs, and do not count as dense; past that (generated or pathological text, a
-    megabyte of ``token=a``), ``blunt`` (a plain marker: ``re`` expands a
-    template with group references in Python, per match) replaces every further match
-    whole and unjudged, in C: over-redaction is the safe way to stay in time.
+    Every match of ``pattern`` starts at an occurrence of one of ``words`` (or, with ``back``,
+    at most ``back`` characters before one: a URL's scheme before ``://``), so the pattern runs
+    only there. ``fold``: the words are found in the lower-cased text (case-insensitive names).
+    ``gate``: one of these strings must be in the text (the lower-cased text with ``fold``), a
+    cheaper first test. Same result as ``pattern.sub`` (leftmost matches, never overlapping:
+    ``tests/privacy/test_redaction_corpus.py`` checks it per rule) up to ``budget(len(text))``
+    judged matches. ``follow``: the characters that can come right after a trigger word in a
+    match (``token=``, ``token:``): other occurrences (``tokens``, ``token is``) are dropped
+    before the pattern runs, and do not count as dense; past that (generated or pathological
+    text, a megabyte of ``token=a``), ``blunt`` (a plain marker: ``re`` expands a template with
+    group references in Python, per match) replaces every further match whole and unjudged, in
+    C: over-redaction is the safe way to stay in time.
     """
 
     __slots__ = ("args", "back", "blunt", "compiled", "fold", "follow", "gate", "name",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from memlite.redact.engine import Lazy
 
-__all__ = ["basic_credentials", "credential_like", "literal_like", "secret_like", "high_entropy", "looks_random", "path", "placeholder",
-           "strength", "fake_token"]
+__all__ = ["basic_credentials", "credential_like", "literal_like", "secret_like", "high_entropy",
+           "looks_random", "path", "placeholder", "strength", "fake_token"]
 
 PLACEHOLDER_WORDS = frozenset((
     "changeme", "change_me", "change-me", "changeit", "password", "passwd", "secret",

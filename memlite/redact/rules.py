@@ -270,8 +270,8 @@ def _assignment(match: re.Match[str]) -> str:
         i += 1  # ``\npassword`` in JSON-escaped text: the name starts after the escape
     prefix = text[i:start]
     end = match.end()
-    if text[end:end + 1] == "\\" and text[end + 1:end + 2] not in _ESCAPES and not (
-            value[:1] in "\"'\\"):
+    if text[end:end + 1] == "\\" and text[end + 1:end + 2] not in _ESCAPES and (
+            value[:1] not in "\"'\\"):
         longer = _BARE_ON.get().match(text, match.start(3))
         if longer is not None and judge.path(longer.group(0)):
             return whole  # a Windows path: ``PWD=C:\Users\me``
@@ -331,7 +331,8 @@ RULES: list[Rule] = [
     Rule("slack_webhook", ("hooks.slack.com/",),
          r"(hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_\-]{8,300})()",
          _keep_prefix("slack_webhook")),
-    Rule("slack", ("xox",), r"(?<![A-Za-z0-9])xox[abeprs]-[A-Za-z0-9\-]{10,300}", _slack, blunt="[REDACTED:slack]"),
+    Rule("slack", ("xox",), r"(?<![A-Za-z0-9])xox[abeprs]-[A-Za-z0-9\-]{10,300}", _slack,
+         blunt="[REDACTED:slack]"),
     Rule("stripe", ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"),
          r"(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}"
          r"|whsec_[A-Za-z0-9]{24,255})(?![A-Za-z0-9])", _whole("stripe", judge.fake_token, 8),
@@ -371,7 +372,8 @@ RULES: list[Rule] = [
          r"([^\s/\"'<>]{1,500})@", _url_password, back=24, blunt="[REDACTED:password]"),
     Rule("short_flag", ("-p", "-N", "-P"),
          r"(-(?<![\w\-]-)[pNP])([ \t]?)(\\?[\"'][^\"'\n\\]{0,500}\\?[\"']|[^\s\"'\\;|&]{1,500})",
-         _short_flag, gate=("mysql", "mariadb", "sshpass", "login", "ssh-keygen"), blunt="[REDACTED:password]"),
+         _short_flag, gate=("mysql", "mariadb", "sshpass", "login", "ssh-keygen"),
+         blunt="[REDACTED:password]"),
     Rule("long_flag", ("--",),
          r"(--(?<![\w\-]--)(?:[a-z0-9]{1,30}-){0,4}(?:password|passwd|passphrase|token|secret"
          r"|api-key|apikey|access-key|secret-key|pass))([ \t]+)"
@@ -382,7 +384,8 @@ RULES: list[Rule] = [
          r"|[^\s\"'|;&\\]{1,500})([ \t]*\|)", _echo_pipe, gate=_STDIN_READERS,
          blunt="[REDACTED:password]"),
     Rule("curl_user", ("-u", "--user"),
-         r"((?:-u|--user)(?<![\w\-]-u)(?<![\w\-]--user)(?:[ \t]+|=)(?:\\?[\"'])?[^\s:\"'\\\[\]]{1,200}:)"
+         r"((?:-u|--user)(?<![\w\-]-u)(?<![\w\-]--user)(?:[ \t]+|=)(?:\\?[\"'])?"
+         r"[^\s:\"'\\\[\]]{1,200}:)"
          r"([^\s\"'\\]{1,500})()", _keep_prefix("password", judge.credential_like), gate=(":",)),
     Rule("openssl_pass", ("-pass",), r"(-pass(?<![\w\-]-pass)(?:in|out)?[ \t]+pass:)"
          r"([^\s\"'\\]{1,500})()", _keep_prefix("password"), gate=(" pass:",)),
@@ -396,7 +399,8 @@ RULES: list[Rule] = [
     Rule("named_pair", ("name",),
          r"((?i:name)(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)([A-Za-z0-9_.\-]{1,100})"
          r"((?:\\?[\"'])?[ \t]*,?[ \t]*(?:\r?\n|\\n)?[ \t]*(?:-[ \t]+)?(?:\\?[\"'])?"
-         r"(?i:value)(?:\\?[\"'])?[ \t]*[:=][ \t]*)()" + _VALUE, _named_pair, fold=True, gate=("value",),
+         r"(?i:value)(?:\\?[\"'])?[ \t]*[:=][ \t]*)()" + _VALUE, _named_pair, fold=True,
+         gate=("value",),
          blunt="[REDACTED:env]"),
     Rule("prose", ("password", "passphrase", "passcode", "passwd", "passwords", "passphrases",
                    "passcodes", "passwds", "pwd", "pin", "secret", "token", "api key"),
