@@ -19,7 +19,8 @@ import pytest
 
 ACTORS = Path(__file__).resolve().parents[2] / "memlite" / "actors"
 WEB = ("quart", "hypercorn", "memlite.http", "memlite.tree")
-NOT_ACTORS = {"__init__", "core", "reply", "graces", "storage_messages", "session_messages"}
+NOT_ACTORS = {"__init__", "core", "reply", "graces", "storage_messages", "session_messages",
+              "supervisor_events", "supervisor_child"}
 
 
 def test_importing_the_actors_loads_no_web_code():
