@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from apsw import SQLiteValue
 
-__all__ = ["blob", "integer", "text_or_none"]
+__all__ = ["blob", "blob_or_none", "integer", "integer_or_none", "real", "text_or_none"]
 
 
 def integer(value: SQLiteValue) -> int:
@@ -22,6 +22,20 @@ def integer(value: SQLiteValue) -> int:
     if isinstance(value, int):
         return value
     raise TypeError(f"expected an integer from SQLite, got {value!r}")
+
+
+def integer_or_none(value: SQLiteValue) -> int | None:
+    """An INTEGER value that may be NULL (``MAX(...)`` over no rows)."""
+    return None if value is None else integer(value)
+
+
+def real(value: SQLiteValue) -> float:
+    """A REAL value (a ``bm25`` score, a vector distance); an INTEGER one is a number too."""
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    raise TypeError(f"expected a number from SQLite, got {value!r}")
 
 
 def text_or_none(value: SQLiteValue) -> str | None:
@@ -36,3 +50,8 @@ def blob(value: SQLiteValue) -> bytes:
     if isinstance(value, bytes):
         return value
     raise TypeError(f"expected a blob from SQLite, got {type(value).__name__}")
+
+
+def blob_or_none(value: SQLiteValue) -> bytes | None:
+    """A BLOB value that may be NULL."""
+    return None if value is None else blob(value)
