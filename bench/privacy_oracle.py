@@ -140,7 +140,7 @@ def run(mb: float, models: int) -> dict:
                     agree_by_type[kind] += 1
                 elif len(missed[kind]) < 400:
                     missed[kind].append(f"{name}:{number}: {original.strip()[:160]}")
-            for k, (old, new) in enumerate(zip(lines, mine)):
+            for k, (old, new) in enumerate(zip(lines, mine, strict=False)):
                 if new is not None and new == old:
                     continue
                 changed += 1

@@ -34,7 +34,8 @@ from adversarial import inputs  # noqa: E402
 from memlite.privacy import clean  # noqa: E402
 
 HOOK = ROOT / "plugin" / "scripts" / "hook.py"
-FIXTURE = ROOT / "tests" / "fixtures" / "claude-code" / "v2.1.332" / "hooks" / "PostToolUse.Bash.json"
+FIXTURE = (ROOT / "tests" / "fixtures" / "claude-code" / "v2.1.332" / "hooks"
+           / "PostToolUse.Bash.json")
 ISSUE_SHAPES = ("eyJ run", "cookie b64 json array", "sk- long run", "token: repeated",
                 "jwt almost")
 

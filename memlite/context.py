@@ -49,7 +49,6 @@ git top level from ``memlite.project``, never the folder's name, so two checkout
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -60,11 +59,9 @@ from memlite.context_text import (  # the stdlib half: the hook renders with it 
     LAYER_ORDER,
     LAYER_TITLES,
     MAX_FACT,
-    MAX_FIELD,
     MAX_NARRATIVE,
     MAX_TITLE,
     OPEN_TAG,
-    PREAMBLE,
     neutralise,
     pack_items,
     raw_event_line,
@@ -82,7 +79,10 @@ from memlite.storage.reads import recent_observations
 from memlite.storage.records import Observation, Summary
 
 __all__ = [
+    "CLOSE_TAG",
+    "LAYER_ORDER",
     "LAYER_TITLES",
+    "OPEN_TAG",
     "ContextBlock",
     "ContextData",
     "LayerInfo",

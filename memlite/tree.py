@@ -21,6 +21,8 @@ previous one reported it was up)::
                writer but storage, so its last round sees all)
     bus        event fan-out for SSE                              permanent
     sessions   session supervisor (one actor per Claude session)  permanent
+               its session actors are temporary children of a
+               ``Supervisor`` of its own (the same class as this root's)
     optional   supervisor of the parts the worker can do without,   temporary
                each with its own restart budget (3 in 60 s), given
                up alone past it (``degraded`` in /api/health):

@@ -43,7 +43,8 @@ def test_demo_replays_through_the_hook_and_prints_the_next_context(tmp_path):
     assert "Tests failed: tests/test_login.py::test_expired_session" in block
     assert "completed: modified auth/session.py; test_expired_session failed" in block
     # Any-term BM25 (issue 14) also ranks the observations that hold one of the words.
-    assert re.search(r"search 'expired login' .*: [1-9][0-9]* observations, 1 summaries, 1 prompts", out)
+    assert re.search(
+        r"search 'expired login' .*: [1-9][0-9]* observations, 1 summaries, 1 prompts", out)
     assert re.search(r"http://127\.0\.0\.1:\d+/login\?code=\S+", out)
     assert "observer backend: rules (deterministic, no AI" in out
     worker_pid = int(re.search(r"worker ready in .* pid (\d+)", out).group(1))

@@ -10,7 +10,11 @@ mailbox is full) loses nothing, the session reads its pending events from the da
 
 The ``SessionSupervisor`` owns every session actor: it starts one on a session's first
 ``Deliver``, stops it gracefully on ``EndSession`` or when the reaper finds it idle, and
-answers ``ListSessions`` for ``/api/debug/sessions``.
+answers ``ListSessions`` for ``/api/debug/sessions``. It is built on the shared
+:class:`~memlite.actors.supervisor.Supervisor`: each session actor is a temporary
+dynamic child of it (``start_child``, ``stop_child``), named ``session:<id>``, so the
+starting, stopping, cancelling and crash reports are the same code as the root's, and
+its lifecycle events are in ``SessionSupervisor.supervisor.events``.
 
 At most one actor per session id, at any moment: a ``Deliver`` that arrives while the
 session's actor is stopping does not start a second one (which would requeue the first
@@ -30,12 +34,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import assert_never
 
 import attrs
 import trio
 
-from memlite.actors.core import ActorRef, Mailbox, ReportedStatus
+from memlite.actors.core import ActorRef, Mailbox
 from memlite.actors.session_messages import (
     CountSessions,
     Deliver,
@@ -49,6 +54,7 @@ from memlite.actors.session_messages import (
     SessionStatistics,
     SupervisorStatistics,
 )
+from memlite.actors.supervisor import ChildSpec, Restart, Supervisor
 from memlite.errors import ActorDied, ActorError, MailboxFull
 
 __all__ = [
@@ -161,8 +167,11 @@ class SessionActor:
 class _Entry:
     actor: SessionActor
     ref: ActorRef | None = None
-    scope: trio.CancelScope | None = None
-    ending: bool = False
+
+
+def child_name(session_id: str) -> str:
+    """The name of a session's actor among the shared supervisor's children."""
+    return f"session:{session_id}"
 
 
 class SessionSupervisor:
@@ -186,17 +195,19 @@ class SessionSupervisor:
         ``ReapIdle``, ``CountSessions``. Every message is handled without waiting on a
         session actor, so one busy session never holds up the others.
     Lifecycle:
-        Session actors run in the supervisor's own nursery, each in its own cancel scope.
-        One starts on its session's first ``Deliver``; ``EndSession`` and ``ReapIdle``
-        stop it gracefully (mailbox sealed, AI cut after ``summary_wait``, cancelled after
-        ``summary_wait + stop_grace``). A ``Deliver`` for a session whose actor is stopping
-        is held (``deferred``) and rung again once that actor is gone, so a session never
-        has two actors. When the supervisor's own mailbox closes it stops every session
-        actor the same way (with ``shutdown_summary_wait``), holds no more doorbells, and
-        returns once they are gone.
+        Session actors are temporary children of a shared ``Supervisor`` (``supervisor``, a
+        fresh one per run) that runs in this actor's nursery. One starts on its session's first
+        ``Deliver`` (``start_child``); ``EndSession`` and ``ReapIdle`` stop it gracefully
+        (``stop_child``: mailbox sealed; AI cut after ``summary_wait``; cancelled after
+        ``summary_wait + stop_grace``). A ``Deliver`` for a session whose actor is stopping is
+        held (``deferred``) and rung again once that actor is gone, so a session never has two
+        actors. When the supervisor's own mailbox closes it stops every session actor the same
+        way (with ``shutdown_summary_wait``), holds no more doorbells, and returns once they are
+        gone (the shared supervisor's ordered stop).
     Failure:
-        Session actors are temporary: one that raises is logged with its session id and
-        removed, never restarted by the supervisor and never a failure of the supervisor.
+        Session actors are temporary: one that raises is logged (``ChildCrashed`` in
+        ``supervisor.events``) and removed, never restarted and never a failure of this
+        supervisor.
         An error in the supervisor itself cancels its session actors and propagates.
     Timeouts:
         ``summary_wait + stop_grace`` per stopping session actor. Nothing else waits.
@@ -218,6 +229,7 @@ class SessionSupervisor:
         self._closing = False
         self._empty_since: float | None = None
         self._nursery: trio.Nursery | None = None
+        self.supervisor = Supervisor([], name="sessions", escalate=False)
         self._ref: ActorRef | None = None
         self._shutdown = shutdown
         self._watcher = trio.CancelScope()
@@ -228,8 +240,10 @@ class SessionSupervisor:
         self._live, self._ending = {}, set()  # a restarted supervisor starts empty
         self._held, self._closing = set(), False
         self._empty_since = trio.current_time()
+        self.supervisor = supervisor = Supervisor([], name="sessions", escalate=False)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            await nursery.start(supervisor.run)
             self._watcher = trio.CancelScope()
             if self._shutdown is not None:
                 nursery.start_soon(self._cut_ai_at_shutdown, self._shutdown,
@@ -247,6 +261,7 @@ class SessionSupervisor:
                     self._stop(session_id, "the worker is stopping",
                                summary_wait=self.shutdown_summary_wait, observe_wait=0.0)
                 self._watcher.cancel()
+                supervisor.request_stop()  # returns once every session actor is gone
 
     async def _cut_ai_at_shutdown(self, shutdown: trio.Event) -> None:
         """At the worker's signal: every session may use the AI for
@@ -307,14 +322,15 @@ class SessionSupervisor:
                         message.event_id, type(exc).__name__)
 
     async def _spawn(self, session_id: str) -> _Entry | None:
-        assert self._nursery is not None
         entry = _Entry(actor=self.factory(session_id))
         if self._shutdown is not None and self._shutdown.is_set():
             entry.actor.request_stop(self.shutdown_summary_wait, observe_wait=0.0)
         self._live[session_id] = entry
         self._empty_since = None
-        entry.ref = await self._nursery.start(self._run_session, session_id, entry,
-                                              name=f"session:{session_id}")
+        spec = ChildSpec(name=child_name(session_id), restart=Restart.TEMPORARY,
+                         start=partial(self._run_session, session_id, entry),
+                         shutdown=self.shutdown_summary_wait + self.stop_grace)
+        entry.ref = await self.supervisor.start_child(spec)
         if entry.ref is None:  # it failed before it started (already logged and removed)
             return None
         self.started += 1
@@ -322,22 +338,17 @@ class SessionSupervisor:
         return entry
 
     async def _run_session(self, session_id: str, entry: _Entry, *,
-                           task_status: trio.TaskStatus[ActorRef | None]) -> None:
-        status = ReportedStatus(task_status)
+                           task_status: trio.TaskStatus[ActorRef]) -> None:
+        """One session actor, as the shared supervisor's child: its crash is the
+        supervisor's to log and record; here the session is only counted and forgotten."""
         try:
-            with trio.CancelScope() as scope:
-                entry.scope = scope
-                await entry.actor.run(task_status=status)
-            how = "cancelled" if scope.cancelled_caught else "stopped"
-            log.info("session %s: actor %s", session_id, how)
-        except Exception as exc:
+            await entry.actor.run(task_status=task_status)
+        except Exception:
             self.crashed += 1
-            log.error("session %s: actor crashed; its events stay pending", session_id,
-                      exc_info=exc)
+            log.info("session %s: its events stay pending for its next actor", session_id)
+            raise
         finally:
             self._forget(session_id, entry)
-        if not status.called:
-            task_status.started(None)
 
     def _stopping(self, session_id: str) -> bool:
         return any(entry.actor.session_id == session_id for entry in self._ending)
@@ -373,14 +384,11 @@ class SessionSupervisor:
         if entry is None:
             return False
         log.info("session %s: stopping its actor: %s", session_id, reason)
-        entry.ending = True
         self._ending.add(entry)
-        if entry.ref is not None:
-            entry.ref._seal()  # it finishes what is queued, then its loop ends
         entry.actor.request_stop(summary_wait, observe_wait=observe_wait)
-        if entry.scope is not None:
-            entry.scope.deadline = min(
-                entry.scope.deadline, trio.current_time() + summary_wait + self.stop_grace)
+        # Sealed: it finishes what is queued, then its loop ends; cancelled past the grace.
+        self.supervisor.stop_child(child_name(session_id),
+                                   grace=summary_wait + self.stop_grace)
         return True
 
     def _infos(self) -> list[SessionInfo]:

@@ -3,26 +3,45 @@
 A :class:`Supervisor` owns the only nursery its children run in. It starts them in
 order, restarts each one on its own when it ends (according to its
 :class:`Restart` policy), and stops them in reverse order. Callers reach a child
-through ``sup.ref(name)``, a ref that survives the child's restarts.
+through ``sup.ref(name)``, a ref that survives the child's restarts. Children can also
+be added while it runs (``start_child``, OTP's ``start_child``) and stopped one by one
+with a grace of the caller's (``stop_child``): the session supervisor runs its session
+actors that way, so there is one stop logic.
 
-Import these names from :mod:`memlite.actors.core`, which re-exports them.
+The specs and lifecycle events are in ``supervisor_events.py``, the per-child
+bookkeeping in ``supervisor_child.py``; every public name is re-exported here and from
+:mod:`memlite.actors.core`, so callers import one module.
 """
 
 from __future__ import annotations
 
 import collections
-import enum
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal, TypeVar
+from collections.abc import Sequence
+from typing import Literal
 
-import attrs
 import trio
 
-from memlite.actors.core import ActorRef, MailboxStatistics, Reply
+from memlite.actors.core import ActorRef
+from memlite.actors.supervisor_child import Child, ChildRef, ChildStatus, Outcome
+from memlite.actors.supervisor_events import (
+    EVENTS_KEPT,
+    ChildCrashed,
+    ChildExited,
+    ChildGaveUp,
+    ChildRestarted,
+    ChildSpec,
+    ChildStarted,
+    ChildStopped,
+    EventLog,
+    LifecycleEvent,
+    Restart,
+    SupervisorEscalated,
+)
 from memlite.errors import ActorDied, RestartIntensityExceeded
 
 __all__ = [
+    "EVENTS_KEPT",
     "ChildCrashed",
     "ChildExited",
     "ChildGaveUp",
@@ -30,6 +49,7 @@ __all__ = [
     "ChildSpec",
     "ChildStarted",
     "ChildStopped",
+    "EventLog",
     "LifecycleEvent",
     "Restart",
     "Supervisor",
@@ -37,233 +57,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-
-class Restart(enum.Enum):
-    """When a child that ended starts again: always, only after a crash, or never."""
-
-    PERMANENT = "permanent"
-    TRANSIENT = "transient"
-    TEMPORARY = "temporary"
-
-
-@attrs.frozen(kw_only=True)
-class ChildSpec:
-    """How to run one child.
-
-    Attributes:
-        name: Unique among the supervisor's children; the name of its stable ref.
-        start: An async function accepting ``task_status=``, e.g. ``actor.run``. It is
-            called again on each restart, so pass a factory when every incarnation
-            needs fresh state. It should report ``task_status.started(mailbox.ref)``.
-        restart: The restart policy.
-        shutdown: Seconds a stopping child gets to finish on its own (its mailbox
-            is sealed, its scope's deadline moved) before it is cancelled.
-    """
-
-    name: str
-    start: Callable[..., Awaitable[object]]
-    restart: Restart = Restart.PERMANENT
-    shutdown: float = attrs.field(default=5.0, validator=attrs.validators.ge(0))
-
-
-@attrs.frozen(kw_only=True)
-class ChildStarted:
-    """The child reported ``task_status.started``; ``attempt`` counts from 1."""
-
-    name: str
-    attempt: int
-    at: float
-
-
-@attrs.frozen(kw_only=True)
-class ChildExited:
-    """The child returned without being asked to stop."""
-
-    name: str
-    at: float
-
-
-@attrs.frozen(kw_only=True)
-class ChildCrashed:
-    """The child raised; ``error`` is ``"Type: message"``."""
-
-    name: str
-    at: float
-    error: str
-
-
-@attrs.frozen(kw_only=True)
-class ChildRestarted:
-    """The supervisor is starting incarnation ``attempt`` of the child."""
-
-    name: str
-    attempt: int
-    at: float
-
-
-@attrs.frozen(kw_only=True)
-class ChildStopped:
-    """The child ended after a stop: by itself within its grace, or cancelled."""
-
-    name: str
-    at: float
-    how: Literal["graceful", "cancelled"]
-
-
-@attrs.frozen(kw_only=True)
-class SupervisorEscalated:
-    """The supervisor ``name`` gave up: too many restarts. It stops and raises."""
-
-    name: str
-    at: float
-    error: str
-
-
-@attrs.frozen(kw_only=True)
-class ChildGaveUp:
-    """A supervisor that does not escalate (``escalate=False``) gave up on child ``name``:
-    it spent its own restart budget. It stays down; its siblings run on."""
-
-    name: str
-    at: float
-    error: str
-
-
-LifecycleEvent = (
-    ChildStarted | ChildExited | ChildCrashed | ChildRestarted | ChildStopped
-    | SupervisorEscalated | ChildGaveUp
-)
-
-
-EVENTS_KEPT = 256
-"""Lifecycle events a supervisor keeps: the newest ones (a crash loop of a week-long
-worker must not grow a list forever). ``events_dropped`` counts the older ones."""
-
-
-class EventLog(list[LifecycleEvent]):
-    """A list of the newest ``cap`` lifecycle events; older ones are dropped.
-
-    A list (not a deque) so it compares and slices as one: ``sup.events[-2:]``.
-    """
-
-    def __init__(self, cap: int = EVENTS_KEPT) -> None:
-        super().__init__()
-        self.cap = cap
-        self.dropped = 0
-
-    def append(self, event: LifecycleEvent) -> None:
-        super().append(event)
-        over = len(self) - self.cap
-        if over > 0:
-            del self[:over]
-            self.dropped += over
-
-
-class _Outcome(enum.Enum):
-    EXITED = "exited"
-    CRASHED = "crashed"
-    STOPPED = "stopped"
-
-
-@attrs.define(eq=False)
-class _Child:
-    """The supervisor's bookkeeping for one child, across its incarnations."""
-
-    spec: ChildSpec
-    target: ActorRef | None = None  # the running incarnation's own ref
-    last_target: ActorRef | None = None
-    has_ref: bool | None = None  # unknown until the first start reports
-    scope: trio.CancelScope | None = None
-    report_to: trio.TaskStatus[None] | None = None  # run() waits for the first start
-    nested: Supervisor | None = None  # a child that is itself a Supervisor: stop it so
-    restarts: collections.deque[float] = attrs.Factory(collections.deque)  # escalate=False
-    supervised: bool = False
-    stopping: bool = False
-    gone: bool = False  # ended for good: no incarnation will follow
-    changed: trio.Event = attrs.Factory(trio.Event)
-    done: trio.Event = attrs.Factory(trio.Event)
-
-    def notify(self) -> None:
-        changed, self.changed = self.changed, trio.Event()
-        changed.set()
-
-
-class _ChildRef(ActorRef):
-    """A ref that follows a supervised child across restarts.
-
-    It owns no mailbox: each call goes to the current incarnation's ref.
-    """
-
-    def __init__(self, child: _Child) -> None:  # deliberately no super().__init__
-        self.name = child.spec.name
-        self._child = child
-
-    def _current(self) -> ActorRef:
-        target = self._child.target
-        if target is None:
-            raise ActorDied(f"actor {self.name!r} is not running")
-        return target
-
-    async def send(self, message: object) -> None:
-        """Deliver ``message``; while the child restarts, wait for the next incarnation."""
-        child, dead = self._child, None
-        while True:
-            target = child.target
-            if target is not None and target is not dead:
-                try:
-                    return await target.send(message)
-                except ActorDied:
-                    dead = target  # not delivered: retry on the incarnation that follows
-            elif child.gone:
-                raise ActorDied(f"actor {self.name!r} has stopped")
-            else:
-                await child.changed.wait()
-
-    def send_nowait(self, message: object) -> None:
-        """Deliver ``message`` now, or raise ``MailboxFull`` / ``ActorDied``."""
-        self._current().send_nowait(message)
-
-    async def ask(
-        self,
-        make_message: Callable[[Reply[T]], object],
-        *,
-        timeout: float,  # noqa: ASYNC109 - the ask pattern's contract: the asker owns it
-    ) -> T:
-        """Ask the current incarnation; ``ActorDied`` at once while the child is down."""
-        return await self._current().ask(make_message, timeout=timeout)
-
-    def statistics(self) -> MailboxStatistics:
-        """Statistics of the current (or last) incarnation's mailbox."""
-        last = self._child.last_target
-        if last is None:
-            return MailboxStatistics(name=self.name, queued=0, size=0, blocked_senders=0)
-        return attrs.evolve(last.statistics(), name=self.name)
-
-    def _seal(self) -> None:
-        pass
-
-    def _close(self) -> None:
-        pass
-
-    def __repr__(self) -> str:
-        return f"<ActorRef {self.name} (supervised)>"
-
-
-class _ChildStatus:
-    """The ``task_status`` one incarnation reports to."""
-
-    def __init__(self, supervisor: Supervisor, child: _Child, attempt: int) -> None:
-        self._supervisor, self._child, self._attempt = supervisor, child, attempt
-        self._reported = False
-
-    def started(self, value: object = None) -> None:
-        if self._reported:
-            raise RuntimeError("task_status.started() called more than once")
-        self._reported = True
-        self._supervisor._child_started(self._child, self._attempt, value)
 
 
 class Supervisor:
@@ -289,7 +82,10 @@ class Supervisor:
         transition (the newest ``EVENTS_KEPT``). A stop requested while a child is
         starting takes effect once it has started. A child that is itself a
         ``Supervisor`` (it reported itself as started) is asked to stop its children
-        in order.
+        in order. While it runs, ``start_child`` adds a child (started like the others,
+        stopped in reverse order with them; once a dynamic child is gone for good its
+        name is free again) and ``stop_child`` stops one child with a grace of the
+        caller's, without waiting.
     Failure:
         A child's ``Exception`` is logged and recorded; ``trio.Cancelled`` and other
         ``BaseException`` pass through. No restarts happen once stopping begins. More
@@ -298,8 +94,9 @@ class Supervisor:
         ``error``) so the parent decides; with ``escalate=False`` only that child is
         given up (``given_up``: name -> last error).
     Timeouts:
-        Each child's ``shutdown`` grace: its mailbox is sealed so its loop can drain
-        and return; at ``now + shutdown`` its scope's deadline cancels it.
+        Each child's ``shutdown`` grace (or the one given to ``stop_child``): its
+        mailbox is sealed so its loop can drain and return; at ``now + grace`` its
+        scope's deadline cancels it. A later stop only ever brings that deadline nearer.
     """
 
     def __init__(
@@ -321,13 +118,14 @@ class Supervisor:
         self.given_up: dict[str, str] = {}
         self.events = EventLog()
         self.error: RestartIntensityExceeded | None = None
-        self._children = [_Child(spec) for spec in specs]
+        self._children = [Child(spec) for spec in specs]
         self._by_name = {child.spec.name: child for child in self._children}
-        self._refs = {child.spec.name: _ChildRef(child) for child in self._children}
+        self._refs = {child.spec.name: ChildRef(child) for child in self._children}
         self._restarts: collections.deque[float] = collections.deque()
         self._wakeup = trio.Event()  # set by a stop request or an escalation
         self._stopping = False
         self._started_run = False
+        self._nursery: trio.Nursery | None = None
         self._stopped = trio.Event()
 
     def ref(self, name: str) -> ActorRef:
@@ -353,6 +151,52 @@ class Supervisor:
         """Wait until ``run`` has finished; then ``error`` says whether it escalated."""
         await self._stopped.wait()
 
+    async def start_child(self, spec: ChildSpec) -> ActorRef | None:
+        """Start one more child while the supervisor runs; return once it has started.
+
+        The child is supervised like those given to the constructor (restart policy,
+        budget, events, stopped in reverse start order when the supervisor stops). A
+        dynamic child that is gone for good (ended, stopped, given up) is forgotten, so
+        its name can be used again.
+
+        Returns:
+            The ref its first incarnation reported (closed if that one ended already),
+            or None when it ended before it started or reported no ``ActorRef``.
+
+        Raises:
+            ActorDied: The supervisor is not running, or is stopping.
+            ValueError: A child named ``spec.name`` is still there.
+        """
+        nursery = self._nursery
+        if nursery is None or self._wakeup.is_set():
+            raise ActorDied(f"supervisor {self.name!r} is not running; {spec.name!r} not started")
+        old = self._by_name.get(spec.name)
+        if old is not None and not old.gone:
+            raise ValueError(f"supervisor {self.name!r} already has a child {spec.name!r}")
+        if old is not None:
+            self._forget(old)
+        child = Child(spec, dynamic=True, supervised=True)
+        self._children.append(child)
+        self._by_name[spec.name] = child
+        self._refs[spec.name] = ChildRef(child)
+        await nursery.start(self._supervise, child, name=f"{self.name}/{spec.name}")
+        return child.last_target
+
+    def stop_child(self, name: str, *, grace: float | None = None) -> bool:
+        """Begin stopping child ``name`` (no restart follows); do not wait for it.
+
+        Its mailbox is sealed and it is cancelled ``grace`` seconds from now (default:
+        its spec's ``shutdown``), or sooner if an earlier stop said so.
+
+        Returns:
+            False when there is no such child or it is already gone.
+        """
+        child = self._by_name.get(name)
+        if child is None or child.gone or not child.supervised:
+            return False
+        self._begin_stop(child, child.spec.shutdown if grace is None else grace)
+        return True
+
     async def run(
         self, *, task_status: trio.TaskStatus[Supervisor] = trio.TASK_STATUS_IGNORED
     ) -> None:
@@ -366,7 +210,8 @@ class Supervisor:
         self._started_run = True
         try:
             async with trio.open_nursery() as nursery:
-                for child in self._children:
+                self._nursery = nursery
+                for child in list(self._children):
                     if self._wakeup.is_set():
                         break
                     child.supervised = True
@@ -376,14 +221,15 @@ class Supervisor:
                     task_status.started(self)
                 await self._wakeup.wait()
                 self._stopping = True
-                for child in reversed(self._children):
+                for child in list(reversed(self._children)):
                     await self._stop_child(child)
         finally:
+            self._nursery = None
             self._stopped.set()
         if self.error is not None:
             raise self.error
 
-    async def _supervise(self, child: _Child, *, task_status: trio.TaskStatus[None]) -> None:
+    async def _supervise(self, child: Child, *, task_status: trio.TaskStatus[None]) -> None:
         child.report_to = task_status
         try:
             attempt = 1
@@ -397,17 +243,20 @@ class Supervisor:
             child.gone = True
             child.notify()
             child.done.set()
+            if child.dynamic:
+                self._forget(child)
         report = child.report_to
         if report is not None:  # it ended for good before it ever started
             child.report_to = None
             report.started()
 
-    async def _run_once(self, child: _Child, attempt: int) -> tuple[_Outcome, BaseException | None]:
+    async def _run_once(self, child: Child, attempt: int) -> tuple[Outcome, BaseException | None]:
         spec = child.spec
         try:
-            with trio.CancelScope() as scope:
+            with trio.CancelScope(deadline=child.stop_deadline) as scope:
                 child.scope = scope
-                await spec.start(task_status=_ChildStatus(self, child, attempt))
+                status = ChildStatus(lambda value: self._child_started(child, attempt, value))
+                await spec.start(task_status=status)
         except Exception as exc:
             log.error(
                 "%s: child %s crashed (attempt %d)", self.name, spec.name, attempt, exc_info=exc
@@ -415,7 +264,7 @@ class Supervisor:
             self.events.append(
                 ChildCrashed(name=spec.name, at=_now(), error=f"{type(exc).__name__}: {exc}")
             )
-            return _Outcome.CRASHED, exc
+            return Outcome.CRASHED, exc
         finally:
             child.scope = None
             if child.target is not None:
@@ -430,22 +279,22 @@ class Supervisor:
             if how == "cancelled":
                 log.warning(
                     "%s: child %s ignored the stop for %gs and was cancelled",
-                    self.name, spec.name, spec.shutdown,
+                    self.name, spec.name, child.grace,
                 )  # fmt: skip
             else:
                 log.info("%s: child %s stopped", self.name, spec.name)
             self.events.append(ChildStopped(name=spec.name, at=_now(), how=how))
-            return _Outcome.STOPPED, None
+            return Outcome.STOPPED, None
         self.events.append(ChildExited(name=spec.name, at=_now()))
-        return _Outcome.EXITED, None
+        return Outcome.EXITED, None
 
-    def _restart(self, child: _Child, outcome: tuple[_Outcome, BaseException | None]) -> bool:
+    def _restart(self, child: Child, outcome: tuple[Outcome, BaseException | None]) -> bool:
         """Decide whether ``child`` starts again; escalate when the budget is spent."""
         kind, cause = outcome
         policy = child.spec.restart
-        if self._stopping or child.stopping or kind is _Outcome.STOPPED:
+        if self._stopping or child.stopping or kind is Outcome.STOPPED:
             return False
-        if policy is Restart.TEMPORARY or (policy is Restart.TRANSIENT and kind is _Outcome.EXITED):
+        if policy is Restart.TEMPORARY or (policy is Restart.TRANSIENT and kind is Outcome.EXITED):
             return False
         now = _now()
         restarts = self._restarts if self.escalate else child.restarts
@@ -474,7 +323,7 @@ class Supervisor:
         self._wakeup.set()
         return False
 
-    def _child_started(self, child: _Child, attempt: int, value: object) -> None:
+    def _child_started(self, child: Child, attempt: int, value: object) -> None:
         child.has_ref = isinstance(value, ActorRef)
         if isinstance(value, Supervisor):
             child.nested = value
@@ -491,21 +340,37 @@ class Supervisor:
             child.report_to = None
             report.started()
 
-    async def _stop_child(self, child: _Child) -> None:
+    async def _stop_child(self, child: Child) -> None:
         if not child.supervised:  # never started: nothing to stop, but its ref must fail
             child.gone = True
             child.notify()
             return
         if child.done.is_set():
             return
+        self._begin_stop(child, child.spec.shutdown)
+        await child.done.wait()
+
+    def _begin_stop(self, child: Child, grace: float) -> None:
+        """Seal the child's mailbox and cancel it ``grace`` seconds from now (the one
+        stop logic: the root, the optional children and every session actor)."""
+        deadline = _now() + grace
+        if not child.stopping or deadline < child.stop_deadline:
+            child.grace, child.stop_deadline = grace, deadline
         child.stopping = True
         if child.target is not None:
             child.target._seal()
         if child.nested is not None:  # a nested supervisor stops its own children in order
             child.nested.request_stop()
         if child.scope is not None:
-            child.scope.deadline = min(child.scope.deadline, _now() + child.spec.shutdown)
-        await child.done.wait()
+            child.scope.deadline = min(child.scope.deadline, child.stop_deadline)
+
+    def _forget(self, child: Child) -> None:
+        """Drop a dynamic child that is gone for good, so its name is free again."""
+        if self._by_name.get(child.spec.name) is child:
+            del self._by_name[child.spec.name]
+            del self._refs[child.spec.name]
+        if child in self._children:
+            self._children.remove(child)
 
 
 def _now() -> float:

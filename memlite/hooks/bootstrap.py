@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 import warnings
+from pathlib import Path
 
 __all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "STATUS_FILE", "build", "describe", "fingerprint",
            "ensure_venv", "notice", "read_status", "source_dir", "start_worker_when_ready",
@@ -155,9 +156,18 @@ def _write_status(data: str, **status: object) -> None:
         pass
 
 
+def _attempt(status: dict[str, object], default: int) -> int:
+    """``int(status["attempt"] or default)``: the status file is ours (an int there), but it
+    is read back from disk, so a hand-edited value still goes through ``int()``."""
+    value = status.get("attempt") or default
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"attempt: expected a number, got {type(value).__name__}")
+    return int(value)
+
+
 def _backoff(attempt: int) -> float:
     base = float(os.environ.get(BACKOFF_ENV, "") or BACKOFF_SECONDS)
-    return min(base * 2 ** max(0, attempt - 1), BACKOFF_MAX_SECONDS)
+    return min(base * float(2 ** max(0, attempt - 1)), BACKOFF_MAX_SECONDS)
 
 
 def _failed(data: str, attempt: int, reason: str) -> None:
@@ -205,7 +215,7 @@ def _take_lock(data: str) -> bool:
                 return False
             status = read_status(data)
             if status.get("state") == "building":
-                attempt = int(status.get("attempt") or 1)
+                attempt = _attempt(status, 1)
                 _failed(data, attempt, "the build stopped before it finished (its process "
                         f"{holder} is gone)" if dead else
                         f"the build took more than {LOCK_STALE_SECONDS // 60} minutes")
@@ -238,7 +248,7 @@ def ensure_venv(data: str) -> int | None:
             and time.time() < retry_at:
         os.unlink(lock)
         return None
-    attempt = int(status.get("attempt") or 0) + 1 if status.get("state") == "failed" else 1
+    attempt = _attempt(status, 0) + 1 if status.get("state") == "failed" else 1
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from memlite.hooks.bootstrap import build; sys.exit(build(sys.argv[2], "
             "int(sys.argv[3])))")
@@ -275,7 +285,7 @@ def start_worker_when_ready(python: str) -> None:
         from memlite.spawn import start_worker, worker_command
 
         directory = client.data_dir()
-        result = start_worker(directory, argv=worker_command(directory, python=python),
+        result = start_worker(Path(directory), argv=worker_command(Path(directory), python=python),
                               wait=False)
         print(f"worker {'already running' if result.info else 'starting'} for {directory}",
               flush=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from memlite import settings_spec
 
@@ -55,7 +55,7 @@ def worker_port(settings: Mapping[str, object], env: Mapping[str, str] | None = 
     """
     values, _ = settings_spec.resolve(settings, os.environ if env is None else env,
                                       file_label="settings.json", keys=("WORKER_PORT",))
-    return int(values["WORKER_PORT"])
+    return int(_int(values, "WORKER_PORT"))
 
 
 def skip_tools(settings: Mapping[str, object],
@@ -63,7 +63,7 @@ def skip_tools(settings: Mapping[str, object],
     """SKIP_TOOLS as the worker reads it (``SettingError`` if invalid)."""
     values, _ = settings_spec.resolve(settings, os.environ if env is None else env,
                                       file_label="settings.json", keys=("SKIP_TOOLS",))
-    return frozenset(values["SKIP_TOOLS"])
+    return frozenset(_strs(values, "SKIP_TOOLS"))
 
 
 class HookSettings:
@@ -93,9 +93,27 @@ def hook_settings(directory: str, env: Mapping[str, str] | None = None) -> HookS
         values, _ = settings_spec.resolve(stored, env, file_label=path)
     except (settings_spec.SettingError, settings_spec.SettingsFileError) as exc:
         return HookSettings(port=None, skip_tools=frozenset(), error=str(exc))
-    return HookSettings(port=int(values["WORKER_PORT"]),
-                        skip_tools=frozenset(values["SKIP_TOOLS"]),
-                        context_max_chars=int(values["CONTEXT_MAX_CHARS"]))
+    return HookSettings(port=int(_int(values, "WORKER_PORT")),
+                        skip_tools=frozenset(_strs(values, "SKIP_TOOLS")),
+                        context_max_chars=int(_int(values, "CONTEXT_MAX_CHARS")))
+
+
+def _int(values: Mapping[str, object], key: str) -> int:
+    """An integer setting of ``settings_spec.resolve``'s result (its ``Spec`` parser,
+    ``_int_between``, returns an ``int``; so is its default)."""
+    value = values[key]
+    if not isinstance(value, int):
+        raise settings_spec.SettingError(key, f"{key}: expected a whole number, got {value!r}")
+    return value
+
+
+def _strs(values: Mapping[str, object], key: str) -> Iterable[str]:
+    """A list-of-names setting of ``settings_spec.resolve``'s result (``_tool_list``
+    returns a tuple of ``str``)."""
+    value = values[key]
+    if not isinstance(value, tuple | list | frozenset | set):
+        raise settings_spec.SettingError(key, f"{key}: expected a list of names, got {value!r}")
+    return value
 
 
 def token(directory: str) -> str | None:

@@ -24,6 +24,10 @@ import json
 
 from memlite.privacy import redact, strip_tags
 
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's start stays lean
+if TYPE_CHECKING:
+    from typing import overload
+
 __all__ = ["FIELD_BUDGET", "MAX_BODY", "PRECUT_KEEP", "PRECUT_OVER", "cut", "dumps", "fit",
            "precut"]
 
@@ -67,6 +71,13 @@ def _precut_str(text: str) -> str:
     return (redact(strip_tags(head)) + marker(len(text) - 2 * PRECUT_KEEP) + redact(tail))
 
 
+if TYPE_CHECKING:  # a dict stays a dict (what ``_prepare`` relies on)
+    @overload
+    def precut(value: dict[str, object]) -> dict[str, object]: ...
+    @overload
+    def precut(value: object) -> object: ...
+
+
 def precut(value: object) -> object:
     """Pre-cut every huge string of a JSON value (before the privacy filters)."""
     if isinstance(value, str):
@@ -99,9 +110,11 @@ def dumps(value: object) -> bytes:
 
 def fit(payload: dict[str, object]) -> tuple[dict[str, object], bytes]:
     """Cut ``payload`` to the field budget and the body cap; returns it and its JSON."""
+    shaped: dict[str, object]
     for budget in _BUDGETS:
-        shaped = _cut_all(payload, budget)
-        assert isinstance(shaped, dict)
+        cut_payload = _cut_all(payload, budget)
+        assert isinstance(cut_payload, dict)
+        shaped = cut_payload
         body = dumps(shaped)
         if len(body) <= MAX_BODY:
             return shaped, body

@@ -59,6 +59,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 from memlite.hooks import client
@@ -175,7 +176,7 @@ def _prepare(payload: dict[str, object], directory: str,
     kept: dict[str, object] = {}
     for key, value in payload.items():
         try:
-            kept.update(storable(clean(precut({key: value}))))  # type: ignore[arg-type]
+            kept.update(storable(clean(precut({key: value}))))
         except RecursionError:
             kept[key] = UNFILTERABLE
     left_out = sorted(key for key, value in kept.items() if value == UNFILTERABLE)
@@ -329,7 +330,8 @@ def _worker_down(event: str, payload: dict[str, object], body: bytes, down: _Dow
         return _with_notice(out, bootstrap.notice())
     from memlite.spawn import start_worker, worker_command
 
-    result = start_worker(directory, argv=worker_command(directory, python=python), wait=False)
+    result = start_worker(Path(directory), argv=worker_command(Path(directory), python=python),
+                          wait=False)
     if result.info is not None:
         # A ready worker was found right after: send the event once more (idempotent).
         try:

@@ -38,13 +38,17 @@ from memlite.context_text import (
 )
 from memlite.hooks.spool_write import is_spool_file
 
-try:  # the C module itself: ``hashlib`` also loads OpenSSL, 3-45 ms of a hook's start
-    from _sha256 import sha256  # Python <= 3.11
-except ImportError:  # pragma: no cover - depends on the Python version
-    try:
-        from _sha2 import sha256  # Python >= 3.12
-    except ImportError:
-        from hashlib import sha256
+TYPE_CHECKING = False  # no ``typing`` at run time (tests/hooks/test_session_start_cold.py)
+if TYPE_CHECKING:  # the same function, as the checker knows it (no stubs for the C modules)
+    from hashlib import sha256
+else:
+    try:  # the C module itself: ``hashlib`` also loads OpenSSL, 3-45 ms of a hook's start
+        from _sha256 import sha256  # Python <= 3.11
+    except ImportError:  # pragma: no cover - depends on the Python version
+        try:
+            from _sha2 import sha256  # Python >= 3.12
+        except ImportError:
+            from hashlib import sha256
 
 __all__ = ["SNAPSHOT_DIR", "SNAPSHOT_VERSION", "fallback_context", "path_for", "project_root",
            "read", "remove", "spooled_items", "write"]
@@ -226,6 +230,19 @@ def _iso(ms: object) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + "Z"
 
 
+class _Spooled:
+    """One spooled session as the raw layer shows it: when it started and was last
+    active (ISO times), its prompts, its tool events and Claude's last answer."""
+
+    __slots__ = ("answer", "events", "last", "prompts", "started")
+
+    def __init__(self, at: str) -> None:
+        self.started = self.last = at
+        self.prompts: list[str] = []
+        self.events: list[tuple[str, str, str, str]] = []  # (at, event, tool, target)
+        self.answer = ""
+
+
 def spooled_items(data_dir: str | os.PathLike[str], root: str, *,
                   limit: int = DEFAULT_RAW_CAP) -> list[str]:
     """The raw-layer items of ``root``'s spooled sessions, newest session first.
@@ -235,7 +252,7 @@ def spooled_items(data_dir: str | os.PathLike[str], root: str, *,
     SessionStart, such as the one being started now) shows nothing.
     """
     roots: dict[str, str | None] = {}
-    sessions: dict[str, dict[str, object]] = {}
+    sessions: dict[str, _Spooled] = {}
     for raw in _spool_lines(os.fspath(data_dir)):
         try:
             record = json.loads(raw)
@@ -253,27 +270,26 @@ def spooled_items(data_dir: str | os.PathLike[str], root: str, *,
             continue
         event = record.get("event") or payload.get("hook_event_name")
         at = _iso(record.get("spooledAt"))
-        s = sessions.setdefault(session_id, {"started": at, "prompts": [], "events": [],
-                                             "answer": "", "last": at})
-        s["last"] = at or s["last"]
+        s = sessions.setdefault(session_id, _Spooled(at))
+        s.last = at or s.last
         if event == "UserPromptSubmit" and isinstance(payload.get("prompt"), str):
-            s["prompts"].append(payload["prompt"])
+            s.prompts.append(payload["prompt"])
         elif event in TOOL_EVENTS:
-            s["events"].append((at, str(event), str(payload.get("tool_name") or "?"),
-                                tool_target(payload.get("tool_input"))))
+            s.events.append((at, str(event), str(payload.get("tool_name") or "?"),
+                             tool_target(payload.get("tool_input"))))
         elif event == "Stop" and isinstance(payload.get("last_assistant_message"), str):
-            s["answer"] = payload["last_assistant_message"]
+            s.answer = payload["last_assistant_message"]
     items: list[str] = []
     budget = max(limit, 0)
-    for session_id, s in sorted(sessions.items(), key=lambda kv: kv[1]["last"], reverse=True):
-        events = list(reversed(s["events"]))[:budget]
+    for session_id, s in sorted(sessions.items(), key=lambda kv: kv[1].last, reverse=True):
+        events = list(reversed(s.events))[:budget]
         budget -= len(events)
-        if not (events or s["prompts"] or s["answer"].strip()):
+        if not (events or s.prompts or s.answer.strip()):
             continue
         lines = [raw_event_line(at, name, tool, target, root) for at, name, tool, target
                  in events]
-        items.extend(raw_session_items(session_id, s["started"], s["prompts"][:5], lines,
-                                       s["answer"]))
+        items.extend(raw_session_items(session_id, s.started, s.prompts[:5], lines,
+                                       s.answer))
     return items
 
 
@@ -292,15 +308,17 @@ def fallback_context(data_dir: str, cwd: object, budget: int | None = None) -> s
         return None
     snap = read(data_dir, root)
     packed_at = snap.get("budget") if snap else None
-    budget = budget or packed_at  # a setting changed since the snapshot was packed wins
-    if isinstance(budget, bool) or not isinstance(budget, int) or not 100 <= budget <= 10000:
-        budget = DEFAULT_BUDGET
+    chosen = budget or packed_at  # a setting changed since the snapshot was packed wins
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or not 100 <= chosen <= 10000:
+        chosen = DEFAULT_BUDGET
+    budget = chosen
     cap = snap.get("raw_cap") if snap else None
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
         cap = DEFAULT_RAW_CAP
     spooled = spooled_items(data_dir, root, limit=cap)
     if snap is not None and not spooled and budget == packed_at:
-        return snap["text"] or None
+        text = snap["text"]  # a str: ``read`` checked it
+        return text if isinstance(text, str) and text else None
     items = snap.get("items") if snap else None
     items = items if isinstance(items, dict) else {}
     candidates = {name: [i for i in items.get(name, ()) if isinstance(i, str)]

@@ -52,7 +52,7 @@ def _encode(record: dict[str, object]) -> bytes:
     return data + b"\n"
 
 
-def _fsync_dir(directory: str) -> None:
+def _fsync_dir(directory: str | os.PathLike[str]) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
         try:

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import math
 
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's start stays lean
+if TYPE_CHECKING:
+    from typing import overload
+
 __all__ = ["storable"]
 
 
@@ -20,6 +24,13 @@ def _storable_str(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace").decode("utf-8")  # lone surrogate -> "?"
     return text
+
+
+if TYPE_CHECKING:  # a dict stays a dict (what ``_prepare`` relies on)
+    @overload
+    def storable(value: dict[str, object]) -> dict[str, object]: ...
+    @overload
+    def storable(value: object) -> object: ...
 
 
 def storable(value: object) -> object:

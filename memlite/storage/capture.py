@@ -23,6 +23,7 @@ import apsw
 import attrs
 
 from memlite.errors import NotFound
+from memlite.storage.sqlvalue import integer
 from memlite.storage.writes import (
     complete_session,
     insert_event,
@@ -74,7 +75,7 @@ def _ended_after(conn: apsw.Connection, session_id: str, at_ms: int | None) -> b
         return False
     rows = conn.execute("SELECT completed_at_epoch FROM sessions WHERE id = ? AND status = "
                         "'completed'", (session_id,)).fetchall()
-    return bool(rows) and rows[0][0] is not None and rows[0][0] > at_ms
+    return bool(rows) and rows[0][0] is not None and integer(rows[0][0]) > at_ms
 
 
 def record_hook_event(

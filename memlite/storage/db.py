@@ -51,6 +51,7 @@ import trio
 from memlite.config import ensure_data_dir
 from memlite.errors import NotADatabaseError, StorageError
 from memlite.storage.migrations import check_not_too_new, latest_version, migrate
+from memlite.storage.sqlvalue import integer
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -214,7 +215,7 @@ def _check_and_prepare(conn: apsw.Connection, path: Path, *, writer: bool,
 
 
 def _page_count(conn: apsw.Connection) -> int:
-    return int(conn.execute("PRAGMA page_count").fetchall()[0][0])
+    return integer(conn.execute("PRAGMA page_count").fetchall()[0][0])
 
 
 def _check_synchronous(value: str) -> str:
@@ -255,7 +256,7 @@ def connect(
     return conn
 
 
-async def _aclose(conn: apsw.Connection, *, optimize: bool) -> None:
+async def _aclose(conn: apsw.AsyncConnection, *, optimize: bool) -> None:
     # Shielded so a cancelled caller still stops the worker thread (it is not a daemon
     # thread: a leaked one would keep the process alive at exit).
     with trio.move_on_after(CLOSE_TIMEOUT_S, shield=True) as scope:
@@ -271,12 +272,14 @@ async def _aclose(conn: apsw.Connection, *, optimize: bool) -> None:
 
 async def _open_async(
     location: Path | str, *, writer: bool, synchronous: str = "NORMAL"
-) -> apsw.Connection:
+) -> apsw.AsyncConnection:
     _check_synchronous(synchronous)
     path = await trio.to_thread.run_sync(functools.partial(prepare_path, location, create=writer))
     role = "writer" if writer else "reader"
     controller = functools.partial(apsw.aio.Trio, thread_name=f"memlite-db-{role}")
-    with apsw.aio.contextvar_set(apsw.async_controller, controller):
+    # apsw's stub types contextvar_set as returning a Token (true on Python 3.14+ only;
+    # before, it returns a context manager) and the controller var too narrowly.
+    with apsw.aio.contextvar_set(apsw.async_controller, controller):  # type: ignore[misc, attr-defined]
         try:
             conn = await apsw.Connection.as_async(str(path), _flags(writer))
         except apsw.Error as exc:
@@ -304,7 +307,10 @@ async def open_writer(
     """
     conn = await _open_async(location, writer=True, synchronous=synchronous)
     try:
-        yield conn
+        # The async-mode Connection: apsw's stubs give it a class of its own
+        # (AsyncConnection), but it is the Connection its callers pass to sync
+        # functions in ``async_run``; they use ``async_run`` as a Connection attribute.
+        yield conn  # type: ignore[misc]
     finally:
         await _aclose(conn, optimize=True)
 
@@ -321,7 +327,10 @@ async def open_reader(location: Path | str) -> AsyncIterator[apsw.Connection]:
     """
     conn = await _open_async(location, writer=False)
     try:
-        yield conn
+        # The async-mode Connection: apsw's stubs give it a class of its own
+        # (AsyncConnection), but it is the Connection its callers pass to sync
+        # functions in ``async_run``; they use ``async_run`` as a Connection attribute.
+        yield conn  # type: ignore[misc]
     finally:
         await _aclose(conn, optimize=False)
 

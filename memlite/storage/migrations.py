@@ -28,6 +28,7 @@ import attrs
 
 from memlite.errors import MigrationError, SchemaTooNewError
 from memlite.storage import schema
+from memlite.storage.sqlvalue import integer, text_or_none
 from memlite.storage.timestamps import now_ms, to_iso
 
 __all__ = [
@@ -75,7 +76,7 @@ def latest_version(migrations: Sequence[Migration] = MIGRATIONS) -> int:
 
 def schema_version(conn: apsw.Connection) -> int:
     """The database's ``PRAGMA user_version`` (0 for a blank database)."""
-    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+    return integer(conn.execute("PRAGMA user_version").fetchall()[0][0])
 
 
 def check_not_too_new(
@@ -179,11 +180,12 @@ def m004_session_failed(conn: apsw.Connection) -> None:
     Schema Changes"): bump ``schema_version`` so every connection re-reads the schema,
     then check the result.
     """
-    [(sql,)] = conn.execute(
+    [(stored,)] = conn.execute(
         "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'sessions'").fetchall()
+    sql = text_or_none(stored) or ""
     if schema.M004_OLD_STATUS not in sql:
         raise MigrationError("sessions.status has an unexpected CHECK constraint")
-    version = int(conn.execute("PRAGMA schema_version").fetchall()[0][0])
+    version = integer(conn.execute("PRAGMA schema_version").fetchall()[0][0])
     conn.execute("PRAGMA writable_schema = ON")
     try:
         conn.execute("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = 'sessions'",

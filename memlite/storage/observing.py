@@ -21,6 +21,7 @@ import apsw
 
 from memlite.storage import reads, writes
 from memlite.storage.records import Event, InsertResult, NewObservation
+from memlite.storage.sqlvalue import integer
 from memlite.storage.timestamps import now_ms
 
 __all__ = [
@@ -55,7 +56,7 @@ def observed_by(conn: apsw.Connection, event_ids: Sequence[int], kind: str) -> l
         "ORDER BY observation_id",
         (kind, json.dumps([int(i) for i in event_ids])),
     ).fetchall()
-    return [int(r[0]) for r in rows]
+    return [integer(r[0]) for r in rows]
 
 
 def store_observations(
@@ -106,7 +107,7 @@ def prune_events(
         "CREATE TEMP TABLE prune_ids AS SELECT id FROM events WHERE status IN "
         "('done', 'skipped') AND pruned_at_epoch IS NULL AND updated_at_epoch < ? LIMIT ?",
         (older_than_ms, limit))
-    pruned = int(conn.execute("SELECT count(*) FROM temp.prune_ids").fetchall()[0][0])
+    pruned = integer(conn.execute("SELECT count(*) FROM temp.prune_ids").fetchall()[0][0])
     if pruned:
         conn.execute(f"CREATE TEMP TABLE prune_rows AS SELECT {_KEPT} FROM events "
                      "WHERE id IN (SELECT id FROM temp.prune_ids)")
@@ -131,7 +132,7 @@ def vacuum_step(conn: apsw.Connection, pages: int = 2000) -> int:
     pages are reused by new rows, and a manual ``VACUUM`` returns them to the disk.
     """
     conn.execute(f"PRAGMA incremental_vacuum({int(pages)})").fetchall()
-    return int(conn.execute("PRAGMA freelist_count").fetchall()[0][0])
+    return integer(conn.execute("PRAGMA freelist_count").fetchall()[0][0])
 
 
 def set_observer_health(
@@ -158,7 +159,7 @@ def observer_health(
         f"SELECT id, observer_failures, coalesce(observer_error, '') FROM sessions "
         f"WHERE {where} ORDER BY started_at_epoch DESC LIMIT 1", params,
     ).fetchall()
-    return (str(row[0][0]), int(row[0][1]), str(row[0][2])) if row else None
+    return (str(row[0][0]), integer(row[0][1]), str(row[0][2])) if row else None
 
 
 def session_events(conn: apsw.Connection, session_id: str, *, limit: int = 2000) -> list[Event]:

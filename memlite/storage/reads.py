@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 import attrs
@@ -23,6 +23,7 @@ from memlite.storage.records import (
     Summary,
     decode_list,
 )
+from memlite.storage.sqlvalue import integer
 
 __all__ = [
     "audit_entries",
@@ -42,7 +43,10 @@ __all__ = [
     "table_counts",
 ]
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from attrs import AttrsInstance
+
+R = TypeVar("R", bound="AttrsInstance")  # a record class of memlite.storage.records
 
 _JSON_LIST_FIELDS = frozenset({"facts", "concepts", "files_read", "files_modified"})
 
@@ -197,22 +201,22 @@ def count_events(
         clauses.append("session_id = ?")
         params.append(session_id)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    return conn.execute(f"SELECT count(*) FROM events {where}", params).fetchall()[0][0]
+    return integer(conn.execute(f"SELECT count(*) FROM events {where}", params).fetchall()[0][0])
 
 
 def count_observations(conn: apsw.Connection, *, project: str | None = None) -> int:
     """How many observations (superseded included), optionally in one project."""
     if project is None:
-        return conn.execute("SELECT count(*) FROM observations").fetchall()[0][0]
-    return conn.execute(
+        return integer(conn.execute("SELECT count(*) FROM observations").fetchall()[0][0])
+    return integer(conn.execute(
         "SELECT count(*) FROM observations WHERE project = ?", (project,)
-    ).fetchall()[0][0]
+    ).fetchall()[0][0])
 
 
 def table_counts(conn: apsw.Connection) -> dict[str, int]:
     """Row counts of every main table, for status pages and tests."""
     return {
-        table: conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        table: integer(conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
         for table in ("sessions", "user_prompts", "events", "observations", "summaries",
                       "audit_log")
     }

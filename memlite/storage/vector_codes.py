@@ -29,6 +29,9 @@ from collections.abc import Sequence
 import apsw
 import numpy as np
 
+from memlite.storage.sqlvalue import blob as blob_value
+from memlite.storage.sqlvalue import text_or_none
+
 __all__ = ["CODES_TABLE", "codes_epoch", "create_codes_table", "quantize", "write_code"]
 
 CODES_TABLE = "observation_vector_codes"
@@ -44,7 +47,8 @@ def quantize(vector: bytes | Sequence[float]) -> bytes:
     peak = float(np.max(np.abs(x))) if x.size else 0.0
     if not np.isfinite(peak) or peak == 0.0:
         return np.zeros(x.shape, dtype=np.int8).tobytes()
-    return np.clip(np.rint(x * (127.0 / peak)), -127, 127).astype(np.int8).tobytes()
+    code: bytes = np.clip(np.rint(x * (127.0 / peak)), -127, 127).astype(np.int8).tobytes()
+    return code
 
 
 def create_codes_table(conn: apsw.Connection, vector_table: str) -> None:
@@ -61,10 +65,10 @@ def create_codes_table(conn: apsw.Connection, vector_table: str) -> None:
     seq = 0
     rows = conn.execute(
         f"SELECT observation_id, project, embedding FROM {vector_table}").fetchall()
-    for oid, project, blob in rows:
+    for oid, project, embedding in rows:
         seq += 1
         conn.execute(f"INSERT INTO {CODES_TABLE} (observation_id, project, seq, code)"
-                     " VALUES (?, ?, ?, ?)", (oid, project, seq, quantize(blob)))
+                     " VALUES (?, ?, ?, ?)", (oid, project, seq, quantize(blob_value(embedding))))
     conn.execute(
         "INSERT INTO meta (key, value) VALUES (?, ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -79,7 +83,7 @@ def codes_exist(conn: apsw.Connection) -> bool:
 def codes_epoch(conn: apsw.Connection) -> str | None:
     """The current codes table's epoch, or None when there is no codes table."""
     rows = conn.execute("SELECT value FROM meta WHERE key = ?", (EPOCH_KEY,)).fetchall()
-    return rows[0][0] if rows else None
+    return text_or_none(rows[0][0]) if rows else None
 
 
 NEXT_SEQ = f"(SELECT COALESCE(MAX(seq), 0) + 1 FROM {CODES_TABLE})"

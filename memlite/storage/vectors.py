@@ -21,6 +21,7 @@ import apsw
 import sqlite_vec
 
 from memlite.storage.records import VectorHit
+from memlite.storage.sqlvalue import text_or_none
 from memlite.storage.vector_codes import (
     TOMBSTONE_SQL,
     codes_exist,
@@ -46,7 +47,7 @@ Embedding = bytes | Sequence[float]
 
 def _meta(conn: apsw.Connection, key: str) -> str | None:
     rows = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
-    return rows[0][0] if rows else None
+    return text_or_none(rows[0][0]) if rows else None
 
 
 def _set_meta(conn: apsw.Connection, key: str, value: str) -> None:
@@ -123,7 +124,8 @@ def _create_trigger(conn: apsw.Connection) -> None:
 def _blob(embedding: Embedding) -> bytes:
     if isinstance(embedding, bytes | bytearray | memoryview):
         return bytes(embedding)
-    return sqlite_vec.serialize_float32(list(embedding))
+    packed: bytes = sqlite_vec.serialize_float32(list(embedding))  # untyped package
+    return packed
 
 
 def upsert_vectors(

@@ -31,6 +31,7 @@ from memlite.storage.records import (
     NewSummary,
     Session,
 )
+from memlite.storage.sqlvalue import integer
 from memlite.storage.timestamps import now_ms, to_iso
 from memlite.storage.topics import record_supersession
 
@@ -344,14 +345,14 @@ def insert_summary(conn: apsw.Connection, summary: NewSummary, *,
     done = [int(i) for i in done_event_ids]
     if done:
         set_event_status(conn, done, "done")
-    return _one(
+    return integer(_one(
         conn,
         "INSERT INTO summaries (session_id, project, request, investigated, learned, "
         "completed, next_steps, created_at, created_at_epoch) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (summary.session_id, summary.project, summary.request, summary.investigated,
          summary.learned, summary.completed, summary.next_steps, to_iso(ms), ms),
-    )
+    ))
 
 
 # --- audit and deletion -----------------------------------------------------------------
@@ -368,12 +369,12 @@ def record_audit(
 ) -> int:
     """Append to the audit log (who did what to which row). Returns the entry's id."""
     ms = now_ms() if at_ms is None else at_ms
-    return _one(
+    return integer(_one(
         conn,
         "INSERT INTO audit_log (at, at_epoch, actor, action, target, detail) "
         "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
         (to_iso(ms), ms, actor, action, target, canonical_json(dict(detail or {}))),
-    )
+    ))
 
 
 def delete_observation(conn: apsw.Connection, observation_id: int, *, actor: str) -> bool:

@@ -19,7 +19,8 @@ import pytest
 
 ACTORS = Path(__file__).resolve().parents[2] / "memlite" / "actors"
 WEB = ("quart", "hypercorn", "memlite.http", "memlite.tree")
-NOT_ACTORS = {"__init__", "core", "reply", "graces", "storage_messages", "session_messages"}
+NOT_ACTORS = {"__init__", "core", "reply", "graces", "storage_messages", "session_messages",
+              "supervisor_events", "supervisor_child"}
 
 
 def test_importing_the_actors_loads_no_web_code():
@@ -51,3 +52,12 @@ def test_test_only_messages_are_not_exported(module, name):
     import importlib
 
     assert name not in importlib.import_module(module).__all__
+
+
+def test_one_stop_logic_only_the_supervisor_seals_a_child():
+    """Issue 17, "one supervisor implementation": stopping a child (sealing its mailbox,
+    then cancelling it past its grace) is ``supervisor.py``'s alone; the session
+    supervisor asks it (``stop_child``) instead of keeping a copy."""
+    sealers = sorted(p.name for p in [*ACTORS.glob("*.py"), ACTORS.parent / "tree.py"]
+                     if "._seal()" in p.read_text() and p.stem not in {"core", "supervisor"})
+    assert sealers == []

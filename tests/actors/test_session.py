@@ -9,7 +9,15 @@ import pytest
 import trio
 import trio.testing
 
-from memlite.actors.core import spawn
+from memlite.actors.core import (
+    ChildCrashed,
+    ChildRestarted,
+    ChildSpec,
+    ChildStarted,
+    ChildStopped,
+    Supervisor,
+    spawn,
+)
 from memlite.actors.session import (
     CountSessions,
     Deliver,
@@ -148,7 +156,10 @@ async def test_a_session_that_will_not_stop_is_cancelled_after_the_grace(
         await trio.sleep(0.5)
         await settle()  # cancelled summary wait + grace (3 + 7 s) after the stop
         assert await count(ref) == SessionCount(active=0, ending=0, empty_since=11.0)
-    assert "session a: actor cancelled" in caplog.text
+        # The shared supervisor did the stop: its event and its log.
+        assert sup.supervisor.events[-1] == ChildStopped(name="session:a", at=11.0,
+                                                         how="cancelled")
+    assert "sessions: child session:a ignored the stop for 10s and was cancelled" in caplog.text
 
 
 async def test_end_of_an_unknown_session_is_harmless(autojump_clock, hang_guard, actors):
@@ -175,8 +186,7 @@ async def test_a_crash_is_isolated(autojump_clock, hang_guard, actors, caplog):
         assert [i.session_id for i in await infos(ref)] == ["good", "bad"]
         assert actors.made["bad"][1].handled == [4]
     crash = [r for r in caplog.records if r.levelno == logging.ERROR]
-    assert [r.getMessage() for r in crash] == ["session bad: actor crashed; its events stay "
-                                               "pending"]
+    assert [r.getMessage() for r in crash] == ["sessions: child session:bad crashed (attempt 1)"]
 
 
 async def test_an_actor_that_fails_to_start_is_not_a_supervisor_failure(
@@ -323,3 +333,62 @@ async def test_held_doorbells_are_dropped_when_the_supervisor_stops():
         await settle()
         gate.set()
     assert len(made) == 1 and sup.statistics().started == 1
+
+
+# --- issue 17: one supervisor implementation, the session supervisor built on it ----------
+
+
+async def test_session_actors_are_children_of_the_shared_supervisor(
+        autojump_clock, hang_guard, actors):
+    """Start, graceful stop, crash and the worker's stop of session actors are the shared
+    ``Supervisor``'s: its events record each, with the session's grace."""
+    actors.options["bad"] = {"crash_on": 2}
+    actors.options["stuck"] = {"stuck": True}
+    sup = SessionSupervisor(factory=actors, stop_grace=2, summary_wait=3,
+                            shutdown_summary_wait=1)
+    root = Supervisor([ChildSpec(name="sessions", start=sup.run, shutdown=100)])
+    async with spawn(root.run):
+        ref = root.ref("sessions")
+        await ref.send(deliver("a", 1))
+        await ref.send(deliver("bad", 1))
+        await ref.send(deliver("stuck", 1))
+        await settle()
+        assert sorted(e.name for e in sup.supervisor.events if isinstance(e, ChildStarted)) \
+            == ["session:a", "session:bad", "session:stuck"]
+        await ref.send(EndSession(session_id="a", reason="other"))
+        await ref.send(deliver("bad", 2))  # crashes: recorded, never restarted
+        await settle()
+        assert ChildStopped(name="session:a", at=0.0, how="graceful") in sup.supervisor.events
+        assert ChildCrashed(name="session:bad", at=0.0, error="RuntimeError: boom in bad") \
+            in sup.supervisor.events
+        assert not [e for e in sup.supervisor.events if isinstance(e, ChildRestarted)]
+        # A session's next actor is a new child under the same name.
+        await ref.send(deliver("a", 3))
+        await settle()
+        assert [e for e in sup.supervisor.events if isinstance(e, ChildStarted)
+                and e.name == "session:a"] == [ChildStarted(name="session:a", attempt=1, at=0.0),
+                                               ChildStarted(name="session:a", attempt=1, at=0.0)]
+        assert sup.supervisor.ref("session:a").statistics().name == "session:a"
+        await trio.sleep(5)
+        # The worker's stop: the shared supervisor stops the rest with the shutdown grace
+        # (shutdown_summary_wait + stop_grace = 3 s); the stuck one is cancelled then.
+        await root.stop()
+    events = sup.supervisor.events
+    assert ChildStopped(name="session:a", at=5.0, how="graceful") in events
+    assert ChildStopped(name="session:stuck", at=8.0, how="cancelled") in events
+    assert root.events[-1] == ChildStopped(name="sessions", at=8.0, how="graceful")
+
+
+async def test_the_session_supervisor_restarts_with_a_fresh_shared_supervisor(
+        autojump_clock, hang_guard, actors):
+    sup = SessionSupervisor(factory=actors)
+    async with spawn(sup.run) as ref:
+        await ref.send(deliver("a", 1))
+        await settle()
+        first = sup.supervisor
+    async with spawn(sup.run) as ref:
+        await ref.send(deliver("b", 1))
+        await settle()
+        assert sup.supervisor is not first
+        assert [e.name for e in sup.supervisor.events] == ["session:b"]
+    assert [e.name for e in first.events] == ["session:a"]  # started (then cancelled with it)

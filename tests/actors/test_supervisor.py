@@ -494,3 +494,66 @@ async def test_a_nested_supervisor_is_asked_to_stop_its_children_in_order(
         ChildStopped(name="a", at=1.0, how="graceful"),
     ]
     assert ChildStopped(name="inner", at=1.0, how="graceful") in sup.events
+
+
+# --- children added while it runs (the session supervisor's actors) ----------------------
+
+
+async def test_start_child_adds_a_child_that_stops_in_reverse_order_with_the_rest(
+        autojump_clock, hang_guard):
+    a, d = Scripted("a", Serve(cleanup=1)), Scripted("d", Serve(cleanup=2))
+    async with spawn(Supervisor([a.spec(shutdown=5)]).run) as sup:
+        await trio.sleep(1)
+        ref = await sup.start_child(d.spec(shutdown=5, restart=Restart.TEMPORARY))
+        assert ref is not None and await ref.ask(Ping, timeout=1) == "d#1"
+        assert await sup.ref("d").ask(Ping, timeout=1) == "d#1"
+        with pytest.raises(ValueError, match="already has a child 'd'"):
+            await sup.start_child(d.spec())
+        await sup.stop()
+        with pytest.raises(ActorDied, match="not running"):
+            await sup.start_child(Scripted("late").spec())
+    assert sup.events == [
+        ChildStarted(name="a", attempt=1, at=0),
+        ChildStarted(name="d", attempt=1, at=1),
+        ChildStopped(name="d", at=3, how="graceful"),  # the newest child stops first
+        ChildStopped(name="a", at=4, how="graceful"),
+    ]
+
+
+async def test_stop_child_uses_the_callers_grace_and_frees_the_name(autojump_clock, hang_guard):
+    deaf, calm = Scripted("x", Deaf()), Scripted("y", Serve(cleanup=1))
+    async with spawn(Supervisor([]).run) as sup:
+        await sup.start_child(deaf.spec(shutdown=100, restart=Restart.TEMPORARY))
+        await sup.start_child(calm.spec(shutdown=100, restart=Restart.TEMPORARY))
+        assert sup.stop_child("x", grace=3) and sup.stop_child("y", grace=3)
+        assert not sup.stop_child("nobody")
+        await deaf.wait_for("ended", 1)
+        await calm.wait_for("ended", 1)
+        assert trio.current_time() == 3
+        assert calm.stop_deadline == 3
+        # A later, shorter stop brings the deadline nearer, never further.
+        again = Scripted("x", Deaf())
+        await sup.start_child(again.spec(shutdown=100, restart=Restart.TEMPORARY))
+        assert sup.stop_child("x", grace=10) and sup.stop_child("x", grace=2)
+        assert not sup.stop_child("nobody", grace=1)
+        await again.wait_for("ended", 1)
+        assert trio.current_time() == 5
+        await sup.stop()
+    assert sup.events == [
+        ChildStarted(name="x", attempt=1, at=0),
+        ChildStarted(name="y", attempt=1, at=0),
+        ChildStopped(name="y", at=1, how="graceful"),
+        ChildStopped(name="x", at=3, how="cancelled"),
+        ChildStarted(name="x", attempt=1, at=3),
+        ChildStopped(name="x", at=5, how="cancelled"),
+    ]
+
+
+async def test_a_dynamic_child_that_fails_to_start_returns_none(autojump_clock, hang_guard):
+    broken = Scripted("b", FailStart(after=1))
+    async with spawn(Supervisor([], escalate=False).run) as sup:
+        assert await sup.start_child(broken.spec(restart=Restart.TEMPORARY)) is None
+        assert sup.events == [ChildCrashed(name="b", at=1, error="ValueError: b failed to start")]
+        with pytest.raises(KeyError):
+            sup.ref("b")  # gone for good: forgotten
+        await sup.stop()

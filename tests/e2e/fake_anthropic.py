@@ -21,8 +21,9 @@ number of ``tool_result`` blocks in ``messages[]``. Past the last step the answe
 text ``done.``. So the fake holds no state across requests and a retried request gets the
 same answer.
 
-Every request is appended to ``--log`` as one JSON line ``{"method", "path", "headers", "body", "at"}``
-(body parsed when it is JSON), so tests can search exactly what the CLI sent.
+Every request is appended to ``--log`` as one JSON line
+``{"method", "path", "headers", "body", "at"}`` (body parsed when it is JSON), so tests
+can search exactly what the CLI sent.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hookrun import (
-    HOOK_TIMEOUT,
     BARE,
+    HOOK_TIMEOUT,
     fixture_bytes,
     healthy,
     log_lines,

@@ -7,7 +7,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from hookrun import HOOK_TIMEOUT, FIXTURES, fixture_bytes, healthy, log_lines, query, run_hook
+from hookrun import FIXTURES, HOOK_TIMEOUT, fixture_bytes, healthy, log_lines, query, run_hook
 
 from memlite.hooks.main import ROUTES
 

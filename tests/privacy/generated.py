@@ -67,7 +67,8 @@ def _token(rng: random.Random) -> str:
 def _jwt(rng: random.Random) -> str:
     def seg(data: str) -> str:
         return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
-    claims = '{"sub":"' + rand(rng, DIG, 8) + '","iat":' + str(rng.randint(1_600_000_000, 1_800_000_000)) + "}"
+    iat = rng.randint(1_600_000_000, 1_800_000_000)
+    claims = '{"sub":"' + rand(rng, DIG, 8) + '","iat":' + str(iat) + "}"
     header = seg('{"alg":"HS256","typ":"JWT"}')
     return f"{header}.{seg(claims)}.{rand(rng, B64URL, 43)}"
 
@@ -158,7 +159,8 @@ POSITIVE_SHAPES = {
     "aws key id": _p("aws_access_key_id = AKIA{s}", lambda r: rand(r, UP + DIG, 16)),
     "aws secret": _p("aws_secret_access_key = {s}", lambda r: rand(r, ALNUM + "+/", 40)),
     "anthropic key": _p("ANTHROPIC_API_KEY=sk-ant-api03-{s}", lambda r: rand(r, B64URL, 90)),
-    "openai key in code": _p('client = OpenAI(api_key="sk-proj-{s}")', lambda r: rand(r, B64URL, 60)),
+    "openai key in code": _p('client = OpenAI(api_key="sk-proj-{s}")',
+                             lambda r: rand(r, B64URL, 60)),
     "github pat in remote": _p("git remote set-url origin https://x-access-token:{s}@github.com/o/r",
                                _gh),
     "gitlab pat header": _p('curl --header "PRIVATE-TOKEN: glpat-{s}" https://gitlab.example.com',

@@ -17,8 +17,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generated import (NEGATIVE_SHAPES, POSITIVE_SHAPES, SURROUNDINGS,  # noqa: E402
-                       corpus, outcome)
+from generated import (  # noqa: E402
+    NEGATIVE_SHAPES,
+    POSITIVE_SHAPES,
+    SURROUNDINGS,
+    corpus,
+    outcome,
+)
 
 from memlite.privacy import clean  # noqa: E402
 

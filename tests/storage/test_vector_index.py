@@ -66,8 +66,8 @@ def test_codes_follow_upserts_and_deletes(db, add_observation):
     top = rows[-1][1]
     storage.upsert_vectors(db, [(ids[0], "/repo/a", clustered(rng, 1)[0].tobytes())])
     storage.delete_observation(db, ids[1], actor="test")
-    after = dict(((r[0], (r[1], r[2])) for r in db.execute(
-        f"SELECT observation_id, seq, code FROM {CODES_TABLE}")))
+    after = dict((r[0], (r[1], r[2])) for r in db.execute(
+        f"SELECT observation_id, seq, code FROM {CODES_TABLE}"))
     assert after[ids[0]][0] > top and after[ids[0]][1] is not None  # re-embedded: new seq
     assert after[ids[1]][0] > top and after[ids[1]][1] is None      # deleted: tombstone
 
