@@ -61,6 +61,7 @@ from memlite.storage.fusion import (
 from memlite.storage.query import DATE_SLACK_DAYS, QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
+from memlite.storage.sqlvalue import integer, real, text_or_none
 from memlite.storage.vector_codes import CODES_TABLE
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
@@ -317,13 +318,14 @@ def _file_lists(conn: apsw.Connection, intent: QueryIntent, filters: Filters,
     first: list[int] = []
     other: list[int] = []
     for oid, read_json, modified_json in rows:
-        read = any(path_matches(f, p) for f in decode_list(read_json) for p in intent.paths)
-        modified = any(path_matches(f, p) for f in decode_list(modified_json)
+        read = any(path_matches(f, p) for f in decode_list(text_or_none(read_json))
+                   for p in intent.paths)
+        modified = any(path_matches(f, p) for f in decode_list(text_or_none(modified_json))
                        for p in intent.paths)
         if not (read or modified):
             continue
         wanted = {"modified": modified, "read": read}.get(intent.file_role or "", True)
-        (first if wanted else other).append(oid)
+        (first if wanted else other).append(integer(oid))
     return first[:depth], other[:depth]
 
 
@@ -335,7 +337,7 @@ def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
         (*params, FILTERED_SCAN_LIMIT + 1)).fetchall()
     if len(rows) > FILTERED_SCAN_LIMIT:
         return None
-    return [r[0] for r in rows]
+    return [integer(r[0]) for r in rows]
 
 
 def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
@@ -361,7 +363,7 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
                 f"WHERE embedding MATCH ? AND k = ? {partition}"
                 "AND observation_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
                 (*base, min(depth, MAX_CANDIDATES), *tail, _json_ids(allowed))).fetchall()
-            return [(r[0], r[1]) for r in rows]
+            return [(integer(r[0]), real(r[1])) for r in rows]
     if not filters.narrows:
         # A large project (or, with no project filter, a large database): the in-memory
         # sign-bit index with exact rescoring (ms, not tens of ms); None for a small one,
@@ -376,8 +378,9 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
         f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
         f"WHERE embedding MATCH ? AND k = ? {partition}ORDER BY distance",
         (*base, fetch, *tail)).fetchall()
-    keep = _passing(conn, [r[0] for r in rows], filters)
-    return [(r[0], r[1]) for r in rows if r[0] in keep][:depth]
+    found = [(integer(r[0]), real(r[1])) for r in rows]
+    keep = _passing(conn, [oid for oid, _ in found], filters)
+    return [hit for hit in found if hit[0] in keep][:depth]
 
 
 def _json_ids(ids: Sequence[int]) -> str:

@@ -45,10 +45,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import apsw
 import numpy as np
 
+from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_none
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
 __all__ = ["CANDIDATES", "MIN_VECTORS", "ProjectIndex", "nearest", "project_share", "reset"]
@@ -94,6 +96,7 @@ class ProjectIndex:
 
     def _pack(self, codes: np.ndarray) -> np.ndarray:
         """Sign bits of ``codes - mean`` as uint16 columns: shape (dim/16, rows)."""
+        assert self.mean is not None  # packing happens after the first build
         signs = (codes.astype(np.float32) - self.mean) > 0
         packed = np.packbits(signs, axis=1)  # (rows, dim/8), first dimension = high bit
         if packed.shape[1] % 2:
@@ -120,14 +123,14 @@ class ProjectIndex:
         """Fold in what changed since ``last_seq`` (call with ``lock`` held); ``project``
         None: every project's rows."""
         scope, args = ("WHERE project = ?", (project,)) if project is not None else ("", ())
-        top = conn.execute(f"SELECT MAX(seq) FROM {CODES_TABLE} {scope}",
-                           args).fetchall()[0][0] or 0
+        top = integer_or_none(conn.execute(f"SELECT MAX(seq) FROM {CODES_TABLE} {scope}",
+                                           args).fetchall()[0][0]) or 0
         if top <= self.last_seq:
             return
-        rows = conn.execute(
+        rows = [(integer(r[0]), integer(r[1]), blob_or_none(r[2])) for r in conn.execute(
             f"SELECT observation_id, seq, code FROM {CODES_TABLE} "
             f"{scope + ' AND' if scope else 'WHERE'} seq > ? ORDER BY seq",
-            (*args, self.last_seq)).fetchall()
+            (*args, self.last_seq))]
         if not rows:
             return
         self.last_seq = max(self.last_seq, rows[-1][1])
@@ -228,12 +231,12 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     index = _INDEXES.get((conn.filename, project))
     if index is None or not index.size:
         return 0.0
-    top = conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0] or 0
+    top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0]) or 0
     return index.size / top if top else 0.0
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
-            where: tuple[list[str], list]) -> list[tuple[int, float]] | None:
+            where: tuple[list[str], list[Any]]) -> list[tuple[int, float]] | None:
     """The ``k`` nearest observations of ``project`` (None: of any project) passing
     ``where`` (SQL conditions on ``observations AS o``), as ``(id, cosine distance)``
     closest first; or None when there are too few vectors for the index (the caller runs
@@ -255,7 +258,7 @@ def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
         (_json(ids.tolist()),)).fetchall()
     if not rows:
         return []
-    codes = _codes([r[1] for r in rows]).astype(np.float32)
+    codes = _codes([blob(r[1]) for r in rows]).astype(np.float32)
     norms = np.linalg.norm(codes, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
     cosine = (codes @ query) / np.maximum(norms, 1e-12)
     order = np.argsort(-cosine, kind="stable")

@@ -174,7 +174,8 @@ def test_a_damaged_database_is_refused_naming_the_file(data_dir):
     assert str(path) in str(caught.value) and ".recover" in str(caught.value)
 
 
-def test_opening_another_connection_keeps_the_process_locks_so_an_outside_reader_cannot_delete_the_wal(data_dir):
+def test_another_connection_keeps_the_process_locks_so_an_outside_reader_keeps_the_wal(
+        data_dir):
     """User trial, round 4: the worker's reader pool opened a connection while its writer
     was open; ``prepare_path`` read the file header with ``open()``/``close()``, and closing
     ANY descriptor of a file drops every POSIX lock the process holds on it (SQLite's "How
