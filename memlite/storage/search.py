@@ -51,6 +51,7 @@ from memlite.storage.fusion import DEFAULT_FUSION, Fusion, demote_superseded, fa
 from memlite.storage.query import QueryIntent, analyse, path_matches
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
+from memlite.storage.sqlvalue import integer, real, text_or_none
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
 
 __all__ = [
@@ -238,8 +239,8 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
         f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
         "FROM observations_fts WHERE observations_fts MATCH ? ORDER BY score LIMIT ?",
         (query, fetch)).fetchall()
-    keep = _passing(conn, [r[0] for r in rows], filters)
-    kept = [(r[0], r[1]) for r in rows if r[0] in keep]
+    keep = _passing(conn, [integer(r[0]) for r in rows], filters)
+    kept = [(integer(r[0]), real(r[1])) for r in rows if r[0] in keep]
     if len(kept) >= depth or len(rows) < fetch:
         return kept[:depth]
     return None
@@ -288,13 +289,14 @@ def _file_lists(conn: apsw.Connection, intent: QueryIntent, filters: Filters,
     first: list[int] = []
     other: list[int] = []
     for oid, read_json, modified_json in rows:
-        read = any(path_matches(f, p) for f in decode_list(read_json) for p in intent.paths)
-        modified = any(path_matches(f, p) for f in decode_list(modified_json)
+        read = any(path_matches(f, p) for f in decode_list(text_or_none(read_json))
+                   for p in intent.paths)
+        modified = any(path_matches(f, p) for f in decode_list(text_or_none(modified_json))
                        for p in intent.paths)
         if not (read or modified):
             continue
         wanted = {"modified": modified, "read": read}.get(intent.file_role or "", True)
-        (first if wanted else other).append(oid)
+        (first if wanted else other).append(integer(oid))
     return first[:depth], other[:depth]
 
 
@@ -306,7 +308,7 @@ def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
         (*params, FILTERED_SCAN_LIMIT + 1)).fetchall()
     if len(rows) > FILTERED_SCAN_LIMIT:
         return None
-    return [r[0] for r in rows]
+    return [integer(r[0]) for r in rows]
 
 
 def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
@@ -332,7 +334,7 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
                 f"WHERE embedding MATCH ? AND k = ? {partition}"
                 "AND observation_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
                 (*base, min(depth, MAX_CANDIDATES), *tail, _json_ids(allowed))).fetchall()
-            return [(r[0], r[1]) for r in rows]
+            return [(integer(r[0]), real(r[1])) for r in rows]
     if filters.project is not None and not filters.narrows:
         # A large project: the in-memory sign-bit index with exact rescoring (ms, not
         # tens of ms); None for a small one, where the exact KNN below is cheap.
@@ -346,8 +348,8 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
         f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
         f"WHERE embedding MATCH ? AND k = ? {partition}ORDER BY distance",
         (*base, fetch, *tail)).fetchall()
-    keep = _passing(conn, [r[0] for r in rows], filters)
-    return [(r[0], r[1]) for r in rows if r[0] in keep][:depth]
+    keep = _passing(conn, [integer(r[0]) for r in rows], filters)
+    return [(integer(r[0]), real(r[1])) for r in rows if r[0] in keep][:depth]
 
 
 def _json_ids(ids: Sequence[int]) -> str:

@@ -31,11 +31,13 @@ replacement (``memlite.storage.search``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import apsw
 
 from memlite.storage.fts import STOPWORDS
 from memlite.storage.records import decode_list
+from memlite.storage.sqlvalue import integer, text_or_none
 
 __all__ = ["MIN_JACCARD", "MIN_TOPIC_WORDS", "SUPERSEDING_TYPES", "record_supersession",
            "topic_words"]
@@ -69,7 +71,7 @@ def same_topic(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) / len(a | b) >= MIN_JACCARD
 
 
-def _files_agree(a: list[str], b: list[str]) -> bool:
+def _files_agree(a: Sequence[str], b: Sequence[str]) -> bool:
     return not a or not b or bool(set(a) & set(b))
 
 
@@ -85,10 +87,10 @@ def record_supersession(conn: apsw.Connection, new_id: int) -> list[int]:
     project, type_, title, files_json, created, superseded_by = rows[0]
     if type_ not in SUPERSEDING_TYPES or superseded_by is not None:
         return []
-    topic = topic_words(title or "")
+    topic = topic_words(text_or_none(title) or "")
     if len(topic) < MIN_TOPIC_WORDS:
         return []
-    files = decode_list(files_json)
+    files = decode_list(text_or_none(files_json))
     older: list[int] = []
     newer: list[tuple[int, int]] = []
     for oid, other_title, other_files, other_created in conn.execute(
@@ -96,14 +98,14 @@ def record_supersession(conn: apsw.Connection, new_id: int) -> list[int]:
             "WHERE project = ? AND superseded_by IS NULL AND type = ? AND id != ? "
             "ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
             (project, type_, new_id, SCAN)).fetchall():
-        if not same_topic(topic, topic_words(other_title or "")):
+        if not same_topic(topic, topic_words(text_or_none(other_title) or "")):
             continue
-        if not _files_agree(files, decode_list(other_files)):
+        if not _files_agree(files, decode_list(text_or_none(other_files))):
             continue
         if (other_created, oid) < (created, new_id):
-            older.append(oid)
+            older.append(integer(oid))
         else:
-            newer.append((other_created, oid))
+            newer.append((integer(other_created), integer(oid)))
     if newer:  # stored late: the nearest newer one replaces this one
         replacement = min(newer)[1]
         conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?",

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import apsw
 import numpy as np
 
+from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_none
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
 __all__ = ["CANDIDATES", "MIN_VECTORS", "ProjectIndex", "nearest", "project_share", "reset"]
@@ -80,7 +81,9 @@ class ProjectIndex:
         return self.ids.nbytes + self.cols.nbytes + self.alive.nbytes
     def _pack(self, codes: np.ndarray) -> np.ndarray:
         """Sign bits of ``codes - mean`` as uint16 columns: shape (dim/16, rows)."""
-        signs = (codes.astype(np.float32) - self.mean) > 0
+        mean = self.mean
+        assert mean is not None  # set by _build before anything is packed
+        signs = (codes.astype(np.float32) - mean) > 0
         packed = np.packbits(signs, axis=1)  # (rows, dim/8), first dimension = high bit
         if packed.shape[1] % 2:
             packed = np.pad(packed, ((0, 0), (0, 1)))
@@ -104,8 +107,9 @@ class ProjectIndex:
 
     def refresh(self, conn: apsw.Connection, project: str) -> None:
         """Fold in what changed since ``last_seq`` (call with ``lock`` held)."""
-        top = conn.execute(f"SELECT MAX(seq) FROM {CODES_TABLE} WHERE project = ?",
-                           (project,)).fetchall()[0][0] or 0
+        top = integer_or_none(conn.execute(
+            f"SELECT MAX(seq) FROM {CODES_TABLE} WHERE project = ?",
+            (project,)).fetchall()[0][0]) or 0
         if top <= self.last_seq:
             return
         rows = conn.execute(
@@ -113,12 +117,12 @@ class ProjectIndex:
             "WHERE project = ? AND seq > ? ORDER BY seq", (project, self.last_seq)).fetchall()
         if not rows:
             return
-        self.last_seq = max(self.last_seq, rows[-1][1])
+        self.last_seq = max(self.last_seq, integer(rows[-1][1]))
         if self.mean is None:
-            self._build([(oid, code) for oid, _, code in rows if code is not None])
+            self._build([(integer(oid), blob(code)) for oid, _, code in rows if code is not None])
             return
         self.changed += len(rows)
-        latest = {oid: code for oid, _, code in rows}  # later seq wins
+        latest = {integer(oid): blob_or_none(code) for oid, _, code in rows}  # later seq wins
         ids, cols, alive = self.ids, self.cols.copy(), self.alive.copy()
         # Rows already held (re-embedded or deleted): found by one vectorised pass, not
         # a per-id dict (which would cost more memory than the bits themselves).
@@ -211,12 +215,12 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     index = _INDEXES.get((conn.filename, project))
     if index is None or not index.size:
         return 0.0
-    top = conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0] or 0
+    top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0]) or 0
     return index.size / top if top else 0.0
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str, k: int,
-            where: tuple[list[str], list]) -> list[tuple[int, float]] | None:
+            where: tuple[list[str], list[object]]) -> list[tuple[int, float]] | None:
     """The ``k`` nearest observations of ``project`` passing ``where`` (SQL conditions
     on ``observations AS o``), as ``(id, cosine distance)`` closest first; or None when
     the project is too small for the index (the caller runs the exact KNN)."""
@@ -237,7 +241,7 @@ def nearest(conn: apsw.Connection, vector: bytes, project: str, k: int,
         (_json(ids.tolist()),)).fetchall()
     if not rows:
         return []
-    codes = _codes([r[1] for r in rows]).astype(np.float32)
+    codes = _codes([blob(r[1]) for r in rows]).astype(np.float32)
     norms = np.linalg.norm(codes, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
     cosine = (codes @ query) / np.maximum(norms, 1e-12)
     ranked = [(int(rows[i][0]), float(1.0 - cosine[i]))
