@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from memlite.settings_spec import make_private_dir
+
 __all__ = ["CONVERT_TIMEOUT", "convert", "prepared_model"]
 
 log = logging.getLogger(__name__)
@@ -53,7 +55,11 @@ def prepared_model(source: Path, cache_dir: Path, *, digest: str | None = None) 
     if target.is_file() and target.stat().st_size > 0:
         return target
     try:
-        cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # The cache's parent is the data directory (or a directory made for the cache):
+        # private whoever creates it, like the data directory (mkdir's ``parents`` would
+        # give it the umask's 0755).
+        make_private_dir(cache_dir.parent)
+        cache_dir.mkdir(mode=0o700, exist_ok=True)
         done = subprocess.run(
             [sys.executable, "-m", "memlite.embed.quantize", str(source), str(target)],
             capture_output=True, text=True, timeout=CONVERT_TIMEOUT, check=False)

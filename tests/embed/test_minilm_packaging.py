@@ -128,3 +128,13 @@ def test_the_converted_model_is_cached_in_the_workers_own_data_directory(tmp_pat
     assert model_cache_dir() == tmp_path / "elsewhere" / "models"
     monkeypatch.setenv("MEMLITE_MODEL_CACHE", str(tmp_path / "cache"))
     assert model_cache_dir(tmp_path / "worker-data") == tmp_path / "cache"
+
+
+def test_the_model_cache_and_the_data_directory_it_creates_are_private(tmp_path):
+    from memlite.embed.quantize import prepared_model
+
+    source = tmp_path / "broken.onnx"
+    source.write_bytes(b"not a model")  # the conversion fails fast; the directories stay
+    cache = tmp_path / "data" / "models"
+    assert prepared_model(source, cache, digest="0" * 64) is None
+    assert (cache.parent.stat().st_mode & 0o777, cache.stat().st_mode & 0o777) == (0o700, 0o700)
