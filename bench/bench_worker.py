@@ -80,7 +80,8 @@ def wait_gone(pid: int, timeout: float) -> float:
     raise RuntimeError(f"worker {pid} did not stop within {timeout} s")
 
 
-def model_loaded(port: int, data_dir: str, timeout: float = 30.0) -> None:
+def wait_embedder(port: int, data_dir: str, done, what: str, timeout: float) -> None:
+    """Poll ``GET /api/embedder`` until ``done(status)`` holds."""
     import http.client
 
     token = (Path(data_dir) / "token").read_text().strip()
@@ -89,13 +90,18 @@ def model_loaded(port: int, data_dir: str, timeout: float = 30.0) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
             conn.request("GET", "/api/embedder", headers={"Authorization": f"Bearer {token}"})
-            state = json.loads(conn.getresponse().read()).get("state")
+            status = json.loads(conn.getresponse().read())
         finally:
             conn.close()
-        if state in ("ready", "indexing"):
+        if done(status):
             return
         time.sleep(0.1)
-    raise RuntimeError("the embedding model did not load in time")
+    raise RuntimeError(f"{what} in time")
+
+
+def model_loaded(port: int, data_dir: str, timeout: float = 30.0) -> None:
+    wait_embedder(port, data_dir, lambda s: s.get("state") in ("ready", "indexing"),
+                  "the embedding model did not load", timeout)
 
 
 def one_run(embedder: str = "none") -> tuple[float, int, float]:
@@ -126,21 +132,9 @@ BACKLOG = 200
 
 
 def embedded(port: int, data_dir: str, count: int, timeout: float = 600.0) -> None:
-    import http.client
-
-    token = (Path(data_dir) / "token").read_text().strip()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        try:
-            conn.request("GET", "/api/embedder", headers={"Authorization": f"Bearer {token}"})
-            status = json.loads(conn.getresponse().read())
-        finally:
-            conn.close()
-        if status.get("state") == "ready" and status.get("embedded", 0) >= count:
-            return
-        time.sleep(0.5)
-    raise RuntimeError(f"the worker did not embed {count} observations in time")
+    wait_embedder(port, data_dir,
+                  lambda s: s.get("state") == "ready" and s.get("embedded", 0) >= count,
+                  f"the worker did not embed {count} observations", timeout)
 
 
 def backlog_run(count: int = BACKLOG) -> int:
