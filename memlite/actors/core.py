@@ -431,7 +431,8 @@ def lone_error(exc: BaseException) -> BaseException:
 
 
 # supervisor.py builds on the classes above, so it is imported after them.
-from memlite.actors.supervisor import (  # noqa: E402
+from memlite.actors.supervisor import Supervisor  # noqa: E402
+from memlite.actors.supervisor_events import (  # noqa: E402
     ChildCrashed,
     ChildExited,
     ChildGaveUp,
@@ -441,6 +442,5 @@ from memlite.actors.supervisor import (  # noqa: E402
     ChildStopped,
     LifecycleEvent,
     Restart,
-    Supervisor,
     SupervisorEscalated,
 )

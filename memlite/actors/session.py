@@ -54,7 +54,8 @@ from memlite.actors.session_messages import (
     SessionStatistics,
     SupervisorStatistics,
 )
-from memlite.actors.supervisor import ChildSpec, Restart, Supervisor
+from memlite.actors.supervisor import Supervisor
+from memlite.actors.supervisor_events import ChildSpec, Restart
 from memlite.errors import ActorDied, ActorError, MailboxFull
 
 __all__ = [

@@ -25,7 +25,6 @@ import trio
 from memlite.actors.core import ActorRef
 from memlite.actors.supervisor_child import Child, ChildRef, ChildStatus, Outcome
 from memlite.actors.supervisor_events import (
-    EVENTS_KEPT,
     ChildCrashed,
     ChildExited,
     ChildGaveUp,
@@ -34,27 +33,12 @@ from memlite.actors.supervisor_events import (
     ChildStarted,
     ChildStopped,
     EventLog,
-    LifecycleEvent,
     Restart,
     SupervisorEscalated,
 )
 from memlite.errors import ActorDied, RestartIntensityExceeded
 
-__all__ = [
-    "EVENTS_KEPT",
-    "ChildCrashed",
-    "ChildExited",
-    "ChildGaveUp",
-    "ChildRestarted",
-    "ChildSpec",
-    "ChildStarted",
-    "ChildStopped",
-    "EventLog",
-    "LifecycleEvent",
-    "Restart",
-    "Supervisor",
-    "SupervisorEscalated",
-]
+__all__ = ["Supervisor"]  # its specs and events: memlite.actors.supervisor_events
 
 log = logging.getLogger(__name__)
 

@@ -448,7 +448,7 @@ async def test_escalation_can_be_awaited_from_outside(autojump_clock, hang_guard
 
 
 async def test_events_keep_only_the_newest_and_count_the_dropped(autojump_clock, hang_guard):
-    from memlite.actors.supervisor import EVENTS_KEPT
+    from memlite.actors.supervisor_events import EVENTS_KEPT
 
     a = Scripted("a", *[Crash(after=1)] * (EVENTS_KEPT + 10))  # never two within the period
     async with spawn(Supervisor([a.spec()], intensity=1, period=0.5).run) as sup:
