@@ -9,7 +9,7 @@ import re
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dataset.json")
 
 OBS_TYPES = {"bugfix", "feature", "refactor", "discovery", "decision", "change"}
-CATEGORIES = {"paraphrase", "file", "error", "decision", "keyword", "temporal"}
+CATEGORIES = {"paraphrase", "file", "error", "decision", "keyword", "temporal", "dated"}
 _ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 _OBS_STR = ("key", "project", "session", "created_at", "type", "title", "subtitle", "narrative")
 _OBS_LIST = ("facts", "concepts", "files_read", "files_modified")

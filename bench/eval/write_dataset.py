@@ -39,6 +39,16 @@ def QX(prefix, category, query, relevant):
     EXTRA.append((prefix, dict(category=category, query=query, relevant=list(relevant))))
 
 
+DEV_EXTRA = []  # (prefix, query dict): dev-only queries of issue 14's fifth round
+
+
+def QD(prefix, category, query, relevant):
+    """A query added to the DEV half only (issue 14, round 5): numbered after every other
+    query with odd numbers only (q133, q135, ...), so it lands in the dev half and the test
+    half stays exactly as it was."""
+    DEV_EXTRA.append((prefix, dict(category=category, query=query, relevant=list(relevant))))
+
+
 def _build():
     projects, observations, queries = [], [], []
     qn = 0
@@ -74,6 +84,11 @@ def _build():
                             "relevant": [f"{prefix}-{r:03d}" for r in q["relevant"]]})
     for prefix, q in EXTRA:
         qn += 1
+        queries.append({"id": f"q{qn:03d}", "project": PROJECTS[prefix]["path"],
+                        "category": q["category"], "query": q["query"],
+                        "relevant": [f"{prefix}-{r:03d}" for r in q["relevant"]]})
+    for prefix, q in DEV_EXTRA:
+        qn += 1 if qn % 2 == 0 else 2  # the next odd number: the dev half
         queries.append({"id": f"q{qn:03d}", "project": PROJECTS[prefix]["path"],
                         "category": q["category"], "query": q["query"],
                         "relevant": [f"{prefix}-{r:03d}" for r in q["relevant"]]})
@@ -1687,6 +1702,78 @@ QX("android", "paraphrase", "the app froze at launch while saving settings to di
 QX("android", "paraphrase", "pictures taken in portrait mode appear rotated in the previews", [54])
 QX("android", "temporal", "which JSON library does the app use now", [52, 51])
 QX("android", "temporal", "which annotation processor do Room and Hilt use now", [31])
+
+# ---------------------------------------------------------------------------
+# Added for issue 14, round 5 (2026-12-01): DEV HALF ONLY. The dev half (66 queries) was
+# saturated (hybrid recall@5 0.992) and a dev-chosen change lowered the test half, so it
+# could not guide tuning. These queries were written against the corpus above by someone
+# who never opened the test queries (only the odd-numbered rows were read), covering what
+# users ask: paraphrases sharing no words, "current / now" where a decision changed, file
+# questions that name the role (read vs changed), "why did we ...", questions naming a
+# date, and framing words ("how do we handle ...", "what's the deal with ..."). Numbered
+# with odd ids after q131, so they are all dev and the test half is unchanged.
+# ---------------------------------------------------------------------------
+# acme-billing
+QD("billing", "temporal", "how do we stop two billing runs overlapping right now", [38])
+QD("billing", "temporal", "what did we decide about the billing cycle lock", [38])
+QD("billing", "temporal", "which Django version are we on", [29])
+QD("billing", "paraphrase", "reminder mails kept going to people who had already quit", [36])
+QD("billing", "paraphrase", "test runs were slow because the database got rebuilt every time", [32])
+QD("billing", "file", "what did we change in billing/locks.py", [13, 26, 38])
+QD("billing", "file", "who read deploy/pgbouncer.ini", [37])
+QD("billing", "decision", "why do we keep amounts as whole numbers", [23])
+QD("billing", "decision", "how do we handle sales tax", [41, 42, 43, 44])
+QD("billing", "paraphrase", "what's the deal with refunds", [52, 53])
+QD("billing", "dated", "what did we do on 19 July 2026", [29, 30, 31, 32])
+# pulse-dashboard
+QD("dash", "temporal", "how does the UI keep its state nowadays", [9, 10, 12])
+QD("dash", "temporal", "what is the live metrics transport these days", [46, 47])
+QD("dash", "paraphrase", "the site looked white for a split second before turning dark", [39])
+QD("dash", "paraphrase", "spreadsheet export mangled German characters", [34])
+QD("dash", "file", "which changes touched src/api/queryClient.ts", [27, 56])
+QD("dash", "decision", "why did we move off websockets", [46])
+QD("dash", "paraphrase", "how do we handle expired login tokens", [28, 27, 2])
+QD("dash", "dated", "what happened in the dashboard on 2 August 2026", [33, 34, 35, 36])
+# stash-cli
+QD("stash", "temporal", "which config file formats are supported now", [45, 46])
+QD("stash", "temporal", "what hash function do chunk ids use now", [17])
+QD("stash", "paraphrase", "the executable we ship got much smaller", [47])
+QD("stash", "paraphrase", "names with diacritics looked modified on every run from a Mac", [51])
+QD("stash", "file", "what did we change in src/backend/s3.rs", [25, 26, 27, 53, 55])
+QD("stash", "decision", "why did we pick an embedded database for chunk bookkeeping", [12])
+QD("stash", "decision", "how do we handle encryption keys", [37, 38])
+QD("stash", "error", "database is locked", [15])
+QD("stash", "dated", "what did we do on 27 July 2026", [25, 26, 27, 28])
+# courier-router
+QD("router", "temporal", "how does the router autoscale now", [53, 37, 38, 39])
+QD("router", "temporal", "what's the database connection limit per pod currently", [40])
+QD("router", "paraphrase", "one bad shipping company made every price request fail", [49])
+QD("router", "paraphrase", "pods kept restarting whenever postgres was sluggish", [5])
+QD("router", "file", "what did we read in hpa.yaml", [30, 37])
+QD("router", "file", "what changed in internal/telemetry/metrics.go", [43, 44])
+QD("router", "decision", "why didn't we add pgbouncer", [15])
+QD("router", "paraphrase", "what's the deal with distroless", [54])
+QD("router", "dated", "what did we do on 9 August 2026", [29, 30, 31, 32])
+# lakehouse-etl
+QD("etl", "temporal", "when does dbt_daily run now", [45])
+QD("etl", "temporal", "which python version do the workers run these days", [35])
+QD("etl", "paraphrase", "the customer history table made a new row for everyone every night", [38])
+QD("etl", "paraphrase", "records that showed up several days late just vanished", [27])
+QD("etl", "file", "what changed in dbt/macros/partitions.sql", [26, 27])
+QD("etl", "decision", "why did we stop merging into fct_events", [25, 10])
+QD("etl", "decision", "how do we handle failure notifications", [31, 32])
+QD("etl", "error", "No module named 'include'", [3])
+QD("etl", "dated", "what happened on 16 August 2026", [29, 30, 31, 32])
+# fieldnotes-android
+QD("android", "temporal", "how often does background sync run now", [45])
+QD("android", "temporal", "what do we use for JSON parsing these days", [52])
+QD("android", "paraphrase", "app froze on first launch while saving preferences", [21, 22])
+QD("android", "paraphrase", "notes with big drawings crashed on open", [41])
+QD("android", "file", "what did we change in SyncWorker.kt", [9, 10, 11, 28])
+QD("android", "decision", "why no CRDTs", [34])
+QD("android", "decision", "how do we handle conflicting edits from two devices", [33, 34, 35])
+QD("android", "error", "FileUriExposedException", [8])
+QD("android", "dated", "what did we do on 10 August 2026", [21, 22, 23, 24])
 
 
 def main():
