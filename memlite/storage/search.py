@@ -46,6 +46,7 @@ from typing import Any
 
 import apsw
 import attrs
+import numpy as np
 
 from memlite.storage import fts_split, vector_index
 from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
@@ -498,7 +499,9 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
                               file_ids=files, other_file_ids=other_files,
                               fts_coverage=fts.coverage, dated_ids=dated)
         if intent.temporal:
-            ranked = favour_newest(ranked, created, fusion=fusion)
+            like = _like_best(conn, ranked[:fusion.temporal_depth]) \
+                if use_vectors and fusion.temporal_like < 1.0 else None
+            ranked = favour_newest(ranked, created, fusion=fusion, like_best=like)
     elif not use_vectors:
         mode_used = "fts"
         ranked = [(oid, -fts.measure[oid]) for oid in fts.ids]
@@ -553,6 +556,33 @@ def _that_day_first(conn: apsw.Connection, ranked: list[tuple[int, float]],
     listed = set(day)
     return [(oid, top + len(day) - i) for i, oid in enumerate(day)] + \
         [(oid, score) for oid, score in ranked if oid not in listed]
+
+
+def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """Cosine of each of ``ranked``'s vectors (int8 codes) to the first one's: how much
+    each match is about the same thing as the best (``fusion.favour_newest``). Only
+    matches that can replace an earlier state are listed: not discoveries."""
+    if not ranked:
+        return {}
+    ids = [oid for oid, _ in ranked]
+    codes = _codes_of(conn, ids)
+    top = codes.get(ranked[0][0])
+    # A discovery adds to what is known, it replaces nothing (``topics.SUPERSEDING_TYPES``
+    # reasons the same way): it is never lifted as the newer state of the best match.
+    replacing = {r[0] for r in conn.execute(
+        "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?)) "
+        "AND type != 'discovery'", (_json_ids(ids[1:]),))}
+    codes = {oid: code for oid, code in codes.items() if oid in replacing}
+    if top is None:
+        return {}
+    base = np.frombuffer(top, dtype=np.int8).astype(np.float32)
+    base /= max(float(np.linalg.norm(base)), 1e-12)
+    out: dict[int, float] = {}
+    for oid, code in codes.items():
+        vec = np.frombuffer(code, dtype=np.int8).astype(np.float32)
+        if vec.shape == base.shape:
+            out[oid] = float(vec @ base) / max(float(np.linalg.norm(vec)), 1e-12)
+    return out
 
 
 def _codes_of(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, bytes]:

@@ -3,6 +3,7 @@ their role, temporal intent, supersession order. Real database, real wordllama v
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
@@ -180,3 +181,24 @@ def test_hidden_superseded_decision_and_order_when_shown(db, model):
     shown = run(db, model, "Sync runs every 15 minutes with WorkManager",
                 include_superseded=True)
     assert shown.index(new) < shown.index(old)
+
+
+def test_favour_newest_lifts_a_newer_match_about_the_same_thing_as_the_best():
+    fusion = Fusion(temporal_band=0.7, temporal_depth=10, temporal_like=0.7)
+    # 4 is the newest and close to the best (1) but scores far outside the band.
+    ranked = [(1, 0.30), (2, 0.25), (3, 0.20), (4, 0.10), (5, 0.09)]
+    created = {1: 100, 2: 50, 3: 300, 4: 400, 5: 500}
+    like = {2: 0.2, 3: 0.3, 4: 0.8, 5: 0.75}
+    out = favour_newest(ranked, created, fusion=fusion, like_best=like)
+    assert [oid for oid, _ in out] == [5, 4, 1, 2, 3]
+    assert [score for _, score in out] == [score for _, score in ranked]
+    # Not lifted: older than the best, too far down, or not close enough.
+    assert [oid for oid, _ in favour_newest(
+        ranked, {**created, 4: 10, 5: 20}, fusion=fusion, like_best=like)] == [1, 2, 3, 4, 5]
+    assert [oid for oid, _ in favour_newest(
+        ranked, created, fusion=attrs.evolve(fusion, temporal_depth=3), like_best=like)] == \
+        [1, 2, 3, 4, 5]
+    assert favour_newest(ranked, created, fusion=fusion,
+                         like_best={4: 0.69, 5: 0.5}) == ranked
+    assert favour_newest(ranked, created, fusion=fusion) == ranked  # no vectors: the band
+
