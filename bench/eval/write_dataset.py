@@ -1775,6 +1775,21 @@ QD("android", "decision", "how do we handle conflicting edits from two devices",
 QD("android", "error", "FileUriExposedException", [8])
 QD("android", "dated", "what did we do on 10 August 2026", [21, 22, 23, 24])
 
+# Current-state questions without a time cue word ("which ... do we use", "where did we
+# land on ..."): present tense asks for the state now as much as "now" does.
+QD("billing", "temporal", "which lock do we use for the billing cycle", [38])
+QD("billing", "temporal", "where did we land on the billing cycle lock", [38])
+QD("dash", "temporal", "what do we use to stream live metrics to the browser", [46, 47])
+QD("dash", "temporal", "which charting library are we using", [18])
+QD("stash", "temporal", "what's our minimum supported Rust version", [48])
+QD("stash", "temporal", "which config formats do we accept in the end", [45])
+QD("router", "temporal", "what do we autoscale the router on", [37, 38, 53])
+QD("router", "temporal", "how many database connections does each pod get", [40])
+QD("etl", "temporal", "what triggers the dbt_daily DAG", [45])
+QD("etl", "temporal", "which incremental strategy is fct_events on", [25, 26])
+QD("android", "temporal", "what's the minSdk", [47])
+QD("android", "temporal", "where did we land on the background sync interval", [45])
+
 
 def main():
     data = _build()

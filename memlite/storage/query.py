@@ -4,7 +4,10 @@
 
 temporal
     The query asks for the state of things as it is now ("latest", "current", "now",
-    "still", "last time", "what did we decide", ...). The engine then favours the newest
+    "still", "last time", "what did we decide", "where did we land", "in the end", and
+    the present tense of using: "which lock do we use", "are we using", "what does the
+    app use": it asks what holds now as much as "now" does; own dev half, 133 queries:
+    recall@5 0.971 -> 0.978, LoCoMo dev unchanged). The engine then favours the newest
     of the similar matches, and the cue words themselves are left out of full text (they
     are about time, not topic: "current" would match every row that says "current").
 paths
@@ -51,7 +54,8 @@ __all__ = ["QueryIntent", "analyse"]
 _TEMPORAL = re.compile(
     r"\b(?:latest|current(?:ly)?|now|nowadays|still|anymore|any\s+more|these\s+days|"
     r"at\s+the\s+moment|right\s+now|newest|most\s+recent(?:ly)?|recently|last\s+time|"
-    r"today|so\s+far|"
+    r"today|so\s+far|in\s+the\s+end|end(?:ed)?\s+up|where\s+did\s+we\s+land|"
+    r"(?:do|does)\s+(?:we|it|the\s+\w+)\s+use|are\s+we\s+(?:using|on|running)|"
     r"what\s+(?:did|do|have)\s+we\s+(?:decide|decided|settle|settled|end\s+up|ended\s+up|"
     r"choose|chose|pick|picked|go\s+with|went\s+with)(?:\s+(?:on|with|doing))?)\b",
     re.IGNORECASE)

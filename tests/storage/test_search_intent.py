@@ -59,7 +59,15 @@ def run(db, model, text, mode="hybrid", **kwargs):
     ("what did we decide about the cache", True),
     ("what did we end up doing for retries", True),
     ("last time the deploy failed", True),
+    # Present tense asks for the state now as much as "now" does (round 5).
+    ("which lock do we use for the billing cycle", True),
+    ("which charting library are we using", True),
+    ("where did we land on the sync interval", True),
+    ("what does the app use for JSON parsing", True),
+    ("which config formats do we accept in the end", True),
     ("why was the lock added", False),
+    ("we use redis for the lock", False),
+    ("the users endpoint", False),
     ("nowhere stillborn currency", False),  # words that only contain a cue
 ])
 def test_temporal_cues(text, temporal):
