@@ -179,3 +179,26 @@ def test_a_query_that_is_only_a_date_lists_that_days_observations_newest_first(d
     vectors(db, model)
     ids = run(db, model, text)
     assert ids[:3] == that_day[::-1], ids
+
+
+def test_the_project_name_in_a_dated_query_is_no_topic(db, model):
+    """"what happened in the app on 7 July 2023", searched in /src/app: "app" names the
+    project, not a topic, so the query is only a date (round 5, own dev half)."""
+    day = ms(2023, 7, 7)
+    that_day = [add(db, title, day + hour * 3_600_000) for hour, title in enumerate(
+        ["Renamed the greeting helper", "Parser accepts trailing commas"], start=9)]
+    for i in range(4):  # rows that match "app" but were written on other days
+        add(db, f"The app starts faster, step {i}", day - (i + 2) * DAY)
+    vectors(db, model)
+    ids = run(db, model, "what happened in the app on 7 July 2023")
+    assert ids[:2] == that_day[::-1], ids
+    assert analyse("what happened in the app on 7 July 2023",
+                   framing=frozenset({"app"})).date_only
+    assert not analyse("what happened in the app on 7 July 2023").date_only
+
+
+def test_project_words():
+    from memlite.storage.query import project_words
+    assert project_words("/home/dev/pulse-dashboard") == {"pulse", "dashboard"}
+    assert project_words("C:\\src\\stash_cli\\") == {"stash", "cli"}
+    assert project_words(None) == frozenset()
