@@ -49,7 +49,7 @@ import attrs
 
 from memlite.storage.fts import STOPWORDS
 
-__all__ = ["QueryIntent", "analyse"]
+__all__ = ["QueryIntent", "analyse", "project_words"]
 
 _TEMPORAL = re.compile(
     r"\b(?:latest|current(?:ly)?|now|nowadays|still|anymore|any\s+more|these\s+days|"
@@ -181,8 +181,21 @@ def _path(token: str) -> str | None:
     return token if _EXT.match(token) else None
 
 
-def analyse(text: str) -> QueryIntent:
-    """Split ``text`` into topic words, a time cue, and file paths with their role."""
+def project_words(project: str | None) -> frozenset[str]:
+    """The words of a project's name (the last component of its path, split on ``-``,
+    ``_`` and ``.``): "/home/dev/pulse-dashboard" -> {"pulse", "dashboard"}."""
+    if not project:
+        return frozenset()
+    name = project.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    return frozenset(w for w in re.split(r"[-_.\s]+", name) if w)
+
+
+def analyse(text: str, *, framing: frozenset[str] = frozenset()) -> QueryIntent:
+    """Split ``text`` into topic words, a time cue, and file paths with their role.
+
+    ``framing``: more words that name no topic in a dated query, besides the small ones:
+    the searched project's name ("what happened in the dashboard on 2 August", searched
+    in pulse-dashboard, asks for that day's record, not for dashboards)."""
     text = text or ""
     temporal = bool(_TEMPORAL.search(text))
     tokens = text.split()
@@ -194,7 +207,8 @@ def analyse(text: str) -> QueryIntent:
             else None
     dated, fts_text = _date_window(text)
     date_only = dated is not None and not paths and all(
-        word.lower().strip(_STRIP + ".") in _DAY_FRAMING for word in fts_text.split())
+        word.lower().strip(_STRIP + ".") in _DAY_FRAMING or
+        word.lower().strip(_STRIP + ".") in framing for word in fts_text.split())
     if not fts_text.split():
         fts_text = text
     fts_text = _quantities(fts_text)

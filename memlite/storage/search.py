@@ -59,7 +59,13 @@ from memlite.storage.fusion import (
     favour_newest,
     fuse,
 )
-from memlite.storage.query import DATE_SLACK_DAYS, QueryIntent, analyse, path_matches
+from memlite.storage.query import (
+    DATE_SLACK_DAYS,
+    QueryIntent,
+    analyse,
+    path_matches,
+    project_words,
+)
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
 from memlite.storage.sqlvalue import integer, real, text_or_none
@@ -459,7 +465,8 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     depth = max(limit, fusion.depth)
-    intent = analyse(text) if mode == "hybrid" else QueryIntent(text)
+    intent = analyse(text, framing=project_words(filters.project)) if mode == "hybrid" \
+        else QueryIntent(text)
     fts: _Listed | None = None
     if mode == "hybrid":  # needs no vector: runs while the query is being embedded
         fts = _fts_list(conn, intent.text, filters, depth, coverage=True)
