@@ -1790,6 +1790,38 @@ QD("etl", "temporal", "which incremental strategy is fct_events on", [25, 26])
 QD("android", "temporal", "what's the minSdk", [47])
 QD("android", "temporal", "where did we land on the background sync interval", [45])
 
+# Harder ones: paraphrases that share (almost) no word with their answer, often a problem
+# and the fix written down minutes later, and "still ...?" questions whose answer is the
+# newest state and the one it replaced.
+QD("billing", "paraphrase", "customers got hit twice for one purchase when the card processor re-sent its notification", [5, 6])
+QD("billing", "paraphrase", "month-end document jobs blew past the memory limit", [45, 46])
+QD("billing", "paraphrase", "the tax advisor wanted rounding done once per bill rather than per row", [42])
+QD("billing", "paraphrase", "the API started returning text for prices after we changed how money is stored", [31])
+QD("dash", "paraphrase", "the big overview screen was sluggish until we swapped the plotting library", [17, 18, 20])
+QD("dash", "paraphrase", "people with an old tab open got blank pages when navigating after we shipped a new build", [55])
+QD("dash", "paraphrase", "logging out didn't stop the live feed", [42])
+QD("dash", "paraphrase", "the identity server refused several simultaneous renewals of the access credential", [28])
+QD("stash", "paraphrase", "hashing went multi-threaded and a 40 gigabyte run got much quicker", [10])
+QD("stash", "paraphrase", "retrying a failed upload to object storage broke because the payload stream was already read", [53])
+QD("stash", "paraphrase", "users on tiny servers complained about how big the download was", [44, 47])
+QD("router", "paraphrase", "spans were disconnected once messages went through the queue", [42])
+QD("router", "paraphrase", "the autoscaler never added pods because they declared no processor reservation", [30])
+QD("router", "paraphrase", "the first deliveries each morning waited a minute and a half", [53])
+QD("etl", "paraphrase", "the nightly model build got killed for running too long", [15, 16])
+QD("etl", "paraphrase", "a handful of models made up most of the warehouse bill", [44])
+QD("etl", "paraphrase", "moving the clocks in spring shifted our schedules", [30])
+QD("etl", "paraphrase", "the CRM pull ran out of API calls for the day", [8])
+QD("android", "paraphrase", "the app hung at startup because of a blocking write on the main thread", [21, 22])
+QD("android", "paraphrase", "some Chinese phone brands never ran the periodic job", [26])
+QD("android", "paraphrase", "scrolling the note list stuttered", [53, 6])
+QD("android", "paraphrase", "the server refused big image uploads for their size", [37])
+QD("billing", "temporal", "what did we end up with for the billing lock after the PgBouncer problem", [38, 37])
+QD("etl", "temporal", "is the dbt_daily schedule still 04:00", [45, 29])
+QD("android", "temporal", "is minSdk still 24", [47, 24])
+QD("router", "temporal", "is the pgx pool still capped at 10", [40, 15])
+QD("stash", "temporal", "do we still support YAML configs", [45, 46])
+QD("stash", "temporal", "is the MSRV still 1.74", [48, 24])
+
 
 def main():
     data = _build()
