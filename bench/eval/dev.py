@@ -5,7 +5,11 @@ hit@5, for bm25 (stdlib), fts, semantic and hybrid, and with ``--misses`` the de
 whose relevant observations miss the hybrid top 5. It never builds, runs or prints a test
 query: the test halves are for ``bench.eval.run`` / ``bench.eval.locomo`` at the end.
 
-    python -m bench.eval.dev [--misses] [--cache DIR] [--no-locomo]
+    python -m bench.eval.dev [--misses] [--cache DIR] [--no-locomo] [--variant 'k=10']
+
+Only LoCoMo's dev conversations are stored, so its figures differ from
+``bench.eval.locomo``'s dev rows by a few questions (FTS5's BM25 statistics span the
+whole table); compare variants within one run of this script.
 """
 
 from __future__ import annotations
