@@ -11,7 +11,8 @@ query's project, top 10.
 
 The queries are split by id parity into a dev half (odd numbers: fusion weights were
 chosen on it, ``--tune`` prints the grid; the queries added in issue 14's fifth round are
-all dev, see the set's README) and a test half (even numbers: reported, not tuned on). Everything is deterministic: the same data and model give the same figures.
+all dev, see the set's README) and a test half (even numbers: reported, not tuned on).
+Everything is deterministic: the same data and model give the same figures.
 
 Usage::
 
