@@ -135,12 +135,22 @@ class Conversation:
         self._client = ClaudeSDKClient(self._options(wrapper, workdir))
         # Not fail_after: a cancelled connect() runs the SDK's shielded close (5 s grace)
         # before we regain control. Killing the process makes connect() fail at once.
+        # Cancelled from outside (a stopping worker cuts its observers at once) the same
+        # holds: the watchdog, cancelled too, kills the process while the connect is
+        # still running, so the SDK's close ends at once (it took 5 s: the worker overran
+        # its stop bound when it stopped while a CLI was starting).
         error: Exception | None = None
         timed_out = False
+        connecting = True
 
         async def watchdog() -> None:
             nonlocal timed_out
-            await trio.sleep(cfg.connect_timeout)
+            try:
+                await trio.sleep(cfg.connect_timeout)
+            except trio.Cancelled:
+                if connecting:
+                    registry.kill_marked(self.marker, self.config.data_dir)
+                raise
             timed_out = True
             await _kill_marked(self.marker, self.config.data_dir)
 
@@ -150,6 +160,8 @@ class Conversation:
                 await self._client.connect()
             except Exception as exc:  # noqa: BLE001 - mapped below
                 error = exc
+            finally:
+                connecting = False
             nursery.cancel_scope.cancel()
         if timed_out:
             self._break(ObserverTimeout(f"observer CLI did not start in {cfg.connect_timeout} s"))

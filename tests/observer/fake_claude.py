@@ -21,6 +21,8 @@ Environment:
     FAKE_CLAUDE_COUNTER: a file counting the processes started (crash_init_first).
     FAKE_CLAUDE_SCRIPT: a JSON file holding a list of reply texts, one per turn.
     FAKE_CLAUDE_LOG: append one JSON line per event (argv, stdin lines, decisions).
+    FAKE_CLAUDE_INIT_DELAY: seconds to wait before answering ``initialize`` (a CLI slow
+        to start, as on a loaded machine).
     FAKE_CLAUDE_SUMMARY_DELAY: seconds to wait before answering a summary request (the
         Stop summary); such a request (in "ok" mode) is answered with a valid ``<summary>``
         ("fake AI summary" as its request) instead of an observation. A ``summary_start``
@@ -173,6 +175,7 @@ def main() -> None:
         if msg.get("type") == "control_request":
             subtype = msg["request"].get("subtype")
             if subtype == "initialize":
+                time.sleep(float(os.environ.get("FAKE_CLAUDE_INIT_DELAY") or 0))
                 if mode_for(0) == "crash_init":
                     sys.exit(2)
                 if mode_for(0) == "hang_init":

@@ -137,6 +137,31 @@ async def test_failing_start(make_config, data_dir, mode, error):
     assert registry.observer_pids(data_dir) == []
 
 
+async def test_a_start_cancelled_from_outside_ends_at_once(make_config, data_dir):
+    """A stopping worker cuts an observer whose CLI is still in its handshake (a real CLI
+    takes a second or two to start): the start must end at once, its process killed, not
+    sit in the SDK's own 5 s close of a cancelled connect (the worker then overran its
+    stop bound: 6.1 s from SIGTERM to exit, the root cancelled)."""
+    cancelled_at = None
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+
+            async def cancel_once_spawned() -> None:
+                nonlocal cancelled_at
+                # Polls a file another process writes (the handshake was sent): no Event.
+                while not fake_log(make_config.log, "stdin"):  # noqa: ASYNC110
+                    await trio.sleep(0.02)
+                cancelled_at = time.monotonic()
+                scope.cancel()
+
+            nursery.start_soon(cancel_once_spawned)
+            async with open_conversation(make_config("hang_init", connect_timeout=30.0)):
+                pytest.fail("the conversation should not have started")
+    assert cancelled_at is not None and scope.cancelled_caught
+    assert time.monotonic() - cancelled_at < 2.5  # measured 0.0x s; the SDK alone: 5 s
+    assert registry.observer_pids(data_dir) == []
+
+
 async def test_turn_deadline_fires_at_our_timeout(make_config, data_dir):
     async with open_conversation(make_config("ok,hang")) as conv:
         await conv.ask("first")

@@ -119,6 +119,13 @@ CANARIES = {  # path -> canary word
 }
 # What the observer is shown: the tool events, and on Stop the prompts and last message.
 OBSERVED = ("bash", "read", "failure", "spool", "direct_event", "prompt", "stop")
+# ... by the first worker: all of it but the spooled event, drained by the second one.
+BEFORE_SPOOL = tuple(path for path in OBSERVED if path != "spool")
+# The fake CLI answers its handshake this late, as a real one on a loaded machine: later
+# than a stopping worker waits for a summary (SHUTDOWN_SUMMARY_WAIT_SECONDS, 1.5 s). See
+# ``wait_observed``: stopping the first worker before it had observed everything made the
+# prompt and Stop canaries never reach the observer whenever the CLI was that slow.
+CLI_START_DELAY = "2"
 
 
 def leaks(data: bytes) -> list[str]:
@@ -258,11 +265,51 @@ def post_directly(world: Chaos, session: str, project: Path) -> None:
     assert status == 200, body
 
 
-def observed_all(world: Chaos, fake_log: Path) -> bool:
-    pending = world.query("SELECT count(*) FROM events WHERE event_name IN ('PostToolUse', "
-                          "'PostToolUseFailure') AND status NOT IN ('done', 'skipped')")[0][0]
+def observed(world: Chaos, fake_log: Path, paths: tuple[str, ...]) -> bool:
+    """Every stored event is handled (``done`` or ``skipped``; a Stop is done only with its
+    summary) and the observer's prompts hold the canary of each of ``paths``."""
+    left = world.query("SELECT count(*) FROM events "
+                       "WHERE status NOT IN ('done', 'skipped')")[0][0]
     sent = fake_log.read_text() if fake_log.exists() else ""
-    return pending == 0 and all(CANARIES[p] in sent for p in OBSERVED)
+    return left == 0 and all(CANARIES[p] in sent for p in paths)
+
+
+def wait_observed(world: Chaos, fake_log: Path, paths: tuple[str, ...], what: str) -> None:
+    """Wait until ``observed``; a timeout says what was seen.
+
+    Before the first worker is stopped it must have observed everything, the Stop's
+    summary included: a stopping worker gives a summary 1.5 s, then stores the rules one,
+    which the observer never sees, and no later worker summarizes that Stop again. A turn
+    cut by the stop also kills its CLI, so the summary needs a new one, which on a loaded
+    machine (or with ``CLI_START_DELAY``) is not up within 1.5 s: the prompt and Stop
+    canaries then never reached the observer and the wait after the restart timed out.
+    """
+    try:
+        wait_until(lambda: observed(world, fake_log, paths), 90, what)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{what_was_seen(world, fake_log)}") from None
+
+
+def what_was_seen(world: Chaos, fake_log: Path) -> str:
+    """A failing wait says what it saw: the events' states, which canaries reached the
+    observer, and the tails of the worker's and the fake CLI's logs."""
+    rows = world.query("SELECT id, session_id, event_name, status, attempts FROM events "
+                       "ORDER BY id")
+    sent = fake_log.read_text() if fake_log.exists() else ""
+    lines = []  # one per line the fake CLI logged: what it was and which canaries it held
+    for line in sent.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:  # a line being written
+            continue
+        text = json.dumps(record.get("data"))
+        lines.append(f"  pid {record.get('pid')} {record.get('kind')} {len(text)} chars "
+                     f"{[p for p in CANARIES if CANARIES[p] in text]}")
+    worker_log = world.data_dir / "worker.log"
+    tail = worker_log.read_text(errors="replace")[-20000:] if worker_log.exists() else ""
+    return (f"events (id, session, event, status, attempts): {rows}\n"
+            f"canaries seen by the observer: {[p for p in OBSERVED if CANARIES[p] in sent]}\n"
+            "fake CLI log:\n" + "\n".join(lines) + f"\nworker.log tail:\n{tail}")
 
 
 async def _mcp_answers(env: dict[str, str], ids: list[int]) -> list[str]:
@@ -284,7 +331,8 @@ async def _mcp_answers(env: dict[str, str], ids: list[int]) -> list[str]:
 def fake_world(data_dir: Path, tmp_path: Path):
     fake_log = tmp_path / "fake-cli.log"  # outside the data directory
     world = Chaos.create(data_dir, fake_cli=True, FAKE_CLAUDE_MODE="ok",
-                         FAKE_CLAUDE_LOG=str(fake_log), MEMLITE_HOOK_SESSION_START_WAIT="0")
+                         FAKE_CLAUDE_LOG=str(fake_log), MEMLITE_HOOK_SESSION_START_WAIT="0",
+                         FAKE_CLAUDE_INIT_DELAY=CLI_START_DELAY)
     try:
         yield world, fake_log
     finally:
@@ -298,11 +346,12 @@ def test_no_secret_is_kept_shown_or_sent_to_the_observer(fake_world, tmp_path):
     world.start_worker()
     run_hooks(world, "secret-session-hooks", project)
     post_directly(world, "secret-session-direct", project)
+    wait_observed(world, fake_log, BEFORE_SPOOL, "the first worker observed everything")
     spool_one(world, "secret-session-hooks", project)
     world.start_worker()  # drains the spool before it serves
     spool_dir = world.data_dir / "spool"
     assert not list(spool_dir.glob("*.jsonl")) and not list(spool_dir.glob("*.draining"))
-    wait_until(lambda: observed_all(world, fake_log), 90, "every tool event observed")
+    wait_observed(world, fake_log, OBSERVED, "the spooled event observed")
     hook_ok(world, "SessionEnd", payload("SessionEnd.other", session_id="secret-session-hooks",
                                          cwd=str(project)))
 
