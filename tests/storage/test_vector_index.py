@@ -20,7 +20,8 @@ MIN_VECTORS = vector_index.MIN_VECTORS  # before the fixture lowers it
 def small_index(monkeypatch):
     """Index every project, however small (the real threshold is 20,000 vectors)."""
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 1)
-    monkeypatch.setattr(vector_index, "CANDIDATES", 60)
+    monkeypatch.setattr(vector_index, "CANDIDATES", 120)
+    monkeypatch.setattr(vector_index, "SQL_CANDIDATES", 120)
     vector_index.reset()
     yield
     vector_index.reset()
@@ -97,7 +98,7 @@ def test_index_finds_what_the_exact_knn_finds(db, add_observation):
         assert got is not None and len(got) == 10
         assert [d for _, d in got] == sorted(d for _, d in got)  # closest first
         overlap.append(len(set(want) & {oid for oid, _ in got}) / 10)
-    # 60 candidates out of 600 rows, rescored exactly: nearly all of the true top 10.
+    # 120 Hamming candidates out of 600 rows (64 bits), rescored: nearly all of the top 10.
     assert np.mean(overlap) >= 0.9
 
 
