@@ -87,3 +87,30 @@ def test_search_uses_the_split_and_keeps_the_best_matches(conn, monkeypatch, sha
     outcome = search(conn, text, mode="fts", filters=Filters(project=PROJECT), limit=5)
     assert calls and calls[0] is not None  # the split ran
     assert [h.observation.id for h in outcome.hits] == full
+
+
+def test_newest_floor_keeps_the_newest_matches_or_all(conn):
+    rowids = sorted(r[0] for r in conn.execute(ALL, ('"common"',)))  # all 300 rows
+    assert fts_split.newest_floor(conn, '"common"', budget=40) == rowids[-40]
+    assert fts_split.newest_floor(conn, '"zebra"', budget=40) == 0  # 10 rows: all kept
+    assert fts_split.newest_floor(conn, '"common" OR "zebra"', budget=300) == rowids[0]
+    assert fts_split.newest_floor(conn, '"common"', budget=301) == 0
+
+
+def test_a_common_word_is_ranked_among_its_newest_matches(conn, monkeypatch):
+    """One word matching more than the budget: nothing to split, so only the newest
+    ``BUDGET`` matches are scored; the hits are the best of those, in BM25 order."""
+    monkeypatch.setattr("memlite.storage.vector_index.project_share", lambda *_: 1.0)
+    monkeypatch.setattr(fts_split, "BUDGET", 40)
+    outcome = search(conn, "common", mode="fts", filters=Filters(project=PROJECT), limit=5)
+    full = _full(conn, '"common"')
+    newest = sorted(full)[-40:]
+    want = sorted(newest, key=lambda rowid: (full[rowid], rowid))[:5]
+    got = [h.observation.id for h in outcome.hits]
+    assert got == want
+    assert got != sorted(full, key=lambda rowid: (full[rowid], rowid))[:5]  # old answer
+    # Under the budget, the whole query is scored as before.
+    monkeypatch.setattr(fts_split, "BUDGET", 2_500)
+    every = search(conn, "common", mode="fts", filters=Filters(project=PROJECT), limit=5)
+    assert [h.observation.id for h in every.hits] == \
+        sorted(full, key=lambda rowid: (full[rowid], rowid))[:5]
