@@ -326,11 +326,12 @@ def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
     with index.lock:
         if index.mean is None or index.size < MIN_VECTORS or query.shape[0] != len(index.mean):
             return None
-        if index.codes is not None:
+        in_memory = index.codes is not None
+        if in_memory:
             ids, cosine = index.rescored(query, index.candidates(query, max(CANDIDATES, k)))
         else:
             ids = index.ids[index.candidates(query, max(SQL_CANDIDATES, k))]
-    if index.codes is None:
+    if not in_memory:
         ids, cosine = _rescored_from_sql(conn, ids, query)
     clauses, params = where
     out: list[tuple[int, float]] = []
