@@ -261,7 +261,7 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
     else:  # every row holding a selective term, exactly scored (``fts_split``)
         top = f"{sql} ORDER BY score LIMIT ?"
         rows = parts.merge(_pairs(conn, top, (parts.selective, fetch)),
-                           _pairs(conn, top, (parts.both, fetch)))[:fetch]
+                           _pairs(conn, top, (parts.both, fetch)) if parts.both else [])[:fetch]
     keep = _passing(conn, [r[0] for r in rows], filters)
     kept = [(r[0], r[1]) for r in rows if r[0] in keep]
     if len(kept) >= depth or len(rows) < fetch:
@@ -289,7 +289,8 @@ def _fts_joined(conn: apsw.Connection, query: str, filters: Filters,
     if parts is not None:  # every row holding a selective term, exactly scored
         top = f"{sql} ORDER BY score LIMIT ?"
         return parts.merge(_pairs(conn, top, (parts.selective, *params, depth)),
-                           _pairs(conn, top, (parts.both, *params, depth)))[:depth]
+                           _pairs(conn, top, (parts.both, *params, depth))
+                           if parts.both else [])[:depth]
     return _pairs(conn, f"{sql} ORDER BY score LIMIT ?", (query, *params, depth))
 
 
