@@ -9,11 +9,12 @@ every path alike:
   ``BEFORE``, loaded from git; the row is left out when git cannot show it: the
   asymmetric lookup-table scoring of every row, 600 candidates' codes read from SQLite),
   and the index now (Hamming first stage, codes in memory);
-* ``fts``: the any-term query scored whole, split into selective and frequent terms
-  (``memlite.storage.fts_split``) with every match of an unsplittable query scored
-  (before), and split with such a query scored over its newest ``BUDGET`` matches (now);
+* ``fts``: the any-term query scored whole; split into selective and frequent terms
+  as of ``BEFORE`` (``memlite.storage.fts_split``, loaded from git), an unsplittable query
+  scored whole; and now: terms in most rows left out of the second query, an
+  unsplittable query scored over its newest ``BUDGET`` matches;
 * ``hybrid`` with the default model's (MiniLM's) query embedding included: the previous
-  path (split without the newest window, the previous index, embedding first), and now,
+  path (``BEFORE``'s split and index, embedding first), and now,
   embedding first or on another thread while full text runs (what the HTTP API does);
 * recall against the exact KNN (raw neighbours, no relevance floor) of both indexes, and
   the overlap of the fts and hybrid top 10 with the previous paths;
@@ -48,16 +49,16 @@ def _p(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _index_before() -> types.ModuleType | None:
-    """``memlite.storage.vector_index`` as of ``BEFORE``, or None without git."""
+def _before(name: str) -> types.ModuleType | None:
+    """``memlite.storage.<name>`` as of ``BEFORE``, or None without git."""
     try:
         source = subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{BEFORE}:memlite/storage/vector_index.py"],
+            ["git", "-C", str(ROOT), "show", f"{BEFORE}:memlite/storage/{name}.py"],
             capture_output=True, text=True, check=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    module = types.ModuleType("vector_index_before")
-    exec(compile(source, f"{BEFORE}:vector_index.py", "exec"), module.__dict__)  # noqa: S102
+    module = types.ModuleType(f"{name}_before")
+    exec(compile(source, f"{BEFORE}:{name}.py", "exec"), module.__dict__)  # noqa: S102
     return module
 
 
@@ -94,8 +95,11 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
         floor.append(time.perf_counter() - t0)
     out["floor"] = _p(floor, 0.5)
 
-    before = _index_before()
-    out["before"] = before is not None
+    before = _before("vector_index")
+    split_before = _before("fts_split")
+    out["before"] = before is not None and split_before is not None
+    if not out["before"]:
+        before = split_before = None
     where = Filters(project=project).where("o")
     vector_index.reset()
     t0 = time.perf_counter()
@@ -127,7 +131,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     split_now, floor_now = fts_split.split, fts_split.newest_floor
 
     def use(knn: str, fts: str) -> None:
-        """Switch the paths: knn exact/before/now, fts whole/split/window."""
+        """Switch the paths: knn exact/before/now, fts whole/before/now."""
         vector_index.nearest = nearest_now if knn != "before" or before is None \
             else before.nearest
         vector_index.project_share = share_now if knn != "before" or before is None \
@@ -135,8 +139,10 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
         vector_index.MIN_VECTORS = 10**12 if knn == "exact" else threshold
         if before is not None:
             before.MIN_VECTORS = vector_index.MIN_VECTORS
-        fts_split.split = split_now if fts != "whole" else (lambda *_a, **_k: None)
-        fts_split.newest_floor = floor_now if fts == "window" else (lambda *_a, **_k: 0)
+        fts_split.split = {"whole": lambda *_a, **_k: None,
+                           "before": split_before.split if split_before else split_now,
+                           }.get(fts, split_now)
+        fts_split.newest_floor = floor_now if fts == "now" else (lambda *_a, **_k: 0)
 
     threshold = vector_index.MIN_VECTORS
     samples: dict[tuple[str, str], list[float]] = {}
@@ -155,17 +161,17 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
         return search(conn, text, mode="hybrid", limit=20, filters=Filters(project=project),
                       query_vector=lambda: (future.result() is not None and vec, None))
 
-    paths = [("semantic", "exact", "exact", "window", False),
-             ("semantic", "before", "before", "window", False),
-             ("semantic", "index", "now", "window", False),
+    paths = [("semantic", "exact", "exact", "now", False),
+             ("semantic", "before", "before", "now", False),
+             ("semantic", "index", "now", "now", False),
              ("fts", "whole", "now", "whole", False),
-             ("fts", "split", "now", "split", False),
-             ("fts", "window", "now", "window", False),
-             ("hybrid", "before", "before", "split", False),
-             ("hybrid", "now", "now", "window", False),
-             ("hybrid", "concurrent", "now", "window", True)]
+             ("fts", "before", "now", "before", False),
+             ("fts", "now", "now", "now", False),
+             ("hybrid", "before", "before", "before", False),
+             ("hybrid", "now", "now", "now", False),
+             ("hybrid", "concurrent", "now", "now", True)]
     if before is None:
-        paths = [p for p in paths if p[2] != "before"]
+        paths = [p for p in paths if "before" not in (p[2], p[3])]
     try:
         for round_ in range(rounds + 1):
             for (_, text), vec in zip(qs, qvecs, strict=True):
@@ -187,13 +193,13 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
                         samples.setdefault((mode, key), []).append(elapsed)
                 if round_ == 1:
                     for overlaps, a, b in (
-                            (overlap_fts, ("fts", "whole"), ("fts", "window")),
+                            (overlap_fts, ("fts", "whole"), ("fts", "now")),
                             (overlap_hybrid, ("hybrid", "before"), ("hybrid", "now"))):
                         if a in tops:
                             overlaps.append(len(set(tops[a]) & set(tops[b]))
                                             / max(len(tops[a]), 1))
     finally:
-        use("now", "window")
+        use("now", "now")
         vector_index.MIN_VECTORS = threshold
         pool.shutdown()
     out["fts_overlap10"] = float(np.mean(overlap_fts))
@@ -223,18 +229,18 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
 
     rows = [
         row("fts", "whole", "any-term BM25, every match scored", "—"),
-        row("fts", "split", "selective terms scored (`fts_split`), an unsplittable query "
-            "whole (before)", "—"),
-        row("fts", "window", "the same, an unsplittable query over its newest "
-            f"{fts_split.BUDGET:,} matches (now)", "—"),
+        row("fts", "before", f"selective terms scored (`fts_split` of `{BEFORE}`), an "
+            "unsplittable query whole (before)", "—"),
+        row("fts", "now", "selective terms scored, terms in most rows left out, an "
+            f"unsplittable query over its newest {fts_split.BUDGET:,} matches (now)", "—"),
         row("semantic", "exact", "exact vec0 KNN", None),
         row("semantic", "before", "sign-bit lookup-table scores, 600 codes read from SQLite "
             f"(`{BEFORE}`, before)", None),
         row("semantic", "index", f"Hamming over sign bits, {vector_index.CANDIDATES:,} "
             "candidates rescored from in-memory codes (now)", None),
-        row("hybrid", "before", "before: split BM25, previous index, embedding first",
+        row("hybrid", "before", "before: previous BM25 split and index, embedding first",
             "(included)"),
-        row("hybrid", "now", "now: window BM25, Hamming index, embedding first", "(included)"),
+        row("hybrid", "now", "now: BM25 and index as now, embedding first", "(included)"),
         row("hybrid", "concurrent", "now, embedding on a thread meanwhile", "(included)"),
     ]
     rec = r["recall"]
@@ -266,10 +272,11 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         "|---|---|---:|---:|---:|",
         *[x for x in rows if x is not None],
         "",
-        f"Full text: the newest window keeps {r['fts_overlap10']:.3f} of the whole query's "
-        f"top 10 (it changes only queries with no selective term and more than "
-        f"{fts_split.BUDGET:,} matches: one common word; below {fts_split.BUDGET:,} matches, "
-        "every eval corpus, the whole query runs, so the evals' figures do not change)."
+        f"Full text now keeps {r['fts_overlap10']:.3f} of the whole query's top 10 (the "
+        "split leaves out rows holding frequent terms only; the newest window changes "
+        f"queries with no selective term and more than {fts_split.BUDGET:,} matches, such "
+        f"as one common word; below {fts_split.BUDGET:,} matches, every eval corpus, the "
+        "whole query runs, so the evals' figures do not change)."
         f"{hybrid_overlap} "
         f"Recall of the index against the exact KNN (raw neighbours, same 50 queries): "
         f"{recall}. Index now: {r['index_rows']:,} rows, {r['index_bytes'] / 1e6:.1f} MB "
