@@ -146,11 +146,12 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
 
     threshold = vector_index.MIN_VECTORS
     samples: dict[tuple[str, str], list[float]] = {}
+    cpu_samples: dict[tuple[str, str], list[float]] = {}
     minilm = load_embedder("minilm")
     for _, text in qs[:5]:
         minilm.embed([text])
     pool = concurrent.futures.ThreadPoolExecutor(1)
-    overlap_fts, overlap_hybrid, single = [], [], []
+    overlap_fts, overlap_hybrid, single, single_cpu = [], [], [], []
 
     def run_hybrid(text: str, vec: bytes, concurrent_embed: bool):
         if not concurrent_embed:
@@ -175,22 +176,25 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     try:
         for round_ in range(rounds + 1):
             for (_, text), vec in zip(qs, qvecs, strict=True):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 minilm.embed([text])
                 single.append(time.perf_counter() - t0)
+                single_cpu.append(time.process_time() - c0)
                 tops: dict[tuple[str, str], list[int]] = {}
                 for mode, key, knn, fts, concurrent_embed in paths:
                     use(knn, fts)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     if mode == "hybrid":
                         outcome = run_hybrid(text, vec, concurrent_embed)
                     else:
                         outcome = search(conn, text, mode=mode, limit=20, query_vector=vec,
                                          filters=Filters(project=project))
                     elapsed = time.perf_counter() - t0
+                    cpu = time.process_time() - c0
                     tops[(mode, key)] = [h.observation.id for h in outcome.hits[:10]]
                     if round_:
                         samples.setdefault((mode, key), []).append(elapsed)
+                        cpu_samples.setdefault((mode, key), []).append(cpu)
                 if round_ == 1:
                     for overlaps, a, b in (
                             (overlap_fts, ("fts", "whole"), ("fts", "now")),
@@ -205,10 +209,12 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     out["fts_overlap10"] = float(np.mean(overlap_fts))
     out["hybrid_overlap10"] = float(np.mean(overlap_hybrid)) if overlap_hybrid else None
     out["search"] = {key: (_p(v, 0.5), _p(v, 0.95)) for key, v in samples.items()}
+    out["cpu"] = {key: _p(v, 0.5) for key, v in cpu_samples.items()}
     for key, (p50, p95) in out["search"].items():
         log(f"  {key}: p50 {p50 * 1000:.2f} ms p95 {p95 * 1000:.2f} ms")
     conn.close()
     out["minilm_name"], out["minilm_p50"] = minilm.name, _p(single, 0.5)
+    out["minilm_cpu"] = _p(single_cpu, 0.5)
     minilm.close()
     out["synthetic"] = [synthetic_knn(256), synthetic_knn(384)]
     return out
@@ -222,10 +228,11 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         if (mode, path) not in s:
             return None
         p50, p95 = s[(mode, path)]
+        cpu = r["cpu"][(mode, path)]
         if with_embedding is None:
             with_embedding = f"{(p50 + emb) * 1000:.2f} ms"
         return (f"| {mode} | {label} | {p50 * 1000:.2f} ms | {p95 * 1000:.2f} ms | "
-                f"{with_embedding} |")
+                f"{with_embedding} | {cpu * 1000:.2f} ms |")
 
     rows = [
         row("fts", "whole", "any-term BM25, every match scored", "—"),
@@ -266,10 +273,13 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         f"{r['floor'] * 1e6:.1f} µs. The default model's one-query embedding in the same "
         f"run: {r['minilm_name']} p50 {emb * 1000:.2f} ms; the semantic rows' last column "
         "adds it; the hybrid rows include it, measured (MiniLM embeds each query for "
-        "its cost, the KNN uses the query's wordllama vector, the database's model).",
+        "its cost, the KNN uses the query's wordllama vector, the database's model). "
+        "CPU time: the process's CPU seconds per search (`time.process_time`, every "
+        "thread: onnxruntime's included), which a busy machine inflates far less than the "
+        f"wall clock; the embedding alone: {r['minilm_cpu'] * 1000:.2f} ms.",
         "",
-        "| mode | path | p50 | p95 | p50 with the query embedding |",
-        "|---|---|---:|---:|---:|",
+        "| mode | path | p50 | p95 | p50 with the query embedding | CPU time p50 |",
+        "|---|---|---:|---:|---:|---:|",
         *[x for x in rows if x is not None],
         "",
         f"Full text now keeps {r['fts_overlap10']:.3f} of the whole query's top 10 (the "
@@ -287,17 +297,21 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         f"100,000 random int8 codes, same run: {synthetic} (MiniLM, the default model, "
         "is 384-d; this database's vectors are 256-d).",
         "",
-        _bar(s[("hybrid", "concurrent")][0], s[("hybrid", "now")][0], load[1]),
+        _bar(s[("hybrid", "concurrent")][0], s[("hybrid", "now")][0], load[1],
+             r["cpu"][("hybrid", "now")]),
     ])
 
 
-def _bar(concurrent_p50: float, p50: float, load_end: str) -> str:
+def _bar(concurrent_p50: float, p50: float, load_end: str, cpu_p50: float) -> str:
     """Issue 14's bar against the hybrid rows, saying what the load was."""
     best = min(concurrent_p50, p50)
     verdict = "met" if best <= 0.010 else "**not met** in this run"
     return (f"Issue 14's bar, hybrid search p50 <= 10 ms at 100k observations in one project "
-            f"with the query embedding, is {verdict}: {p50 * 1000:.2f} ms embedding first, "
-            f"{concurrent_p50 * 1000:.2f} ms embedding meanwhile, under a load average of "
-            f"{load_end.split()[0]} on 2 CPUs (the hybrid rows add up the full-text list, "
-            "the index KNN, the embedding and the fusion's own reads; embedding meanwhile "
-            "saves the embedding's time only when a CPU is free).")
+            f"with the query embedding, is {verdict} by the wall clock: {p50 * 1000:.2f} ms "
+            f"embedding first, {concurrent_p50 * 1000:.2f} ms embedding meanwhile, under a "
+            f"load average of {load_end.split()[0]} on 2 CPUs (the hybrid rows add up the "
+            "full-text list, the index KNN, the embedding and the fusion's own reads; "
+            "embedding meanwhile saves the embedding's time only when a CPU is free). The "
+            f"CPU time of a hybrid search, embedding included, is {cpu_p50 * 1000:.2f} ms "
+            f"p50 ({'within' if cpu_p50 <= 0.010 else 'over'} the 10 ms: what a search would "
+            "take on a CPU of its own, cache and frequency effects aside).")
