@@ -105,6 +105,12 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        # No spinning: after each run onnxruntime's pool threads busy-wait for more work,
+        # taking the CPU that the search right after the query's embedding needs (2 CPUs,
+        # load 6: hybrid search after an embedding 29 -> 17 ms, the embedding 11 -> 6 ms;
+        # bench/bench_search_index.py).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         options.log_severity_level = 3  # errors only: no stderr chatter in the worker
         # No arena: a batch of 32 long texts needs ~800 MB of activations once; an arena
         # would keep that for the worker's life, without one it goes back after the call.

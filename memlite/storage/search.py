@@ -252,7 +252,8 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
     the project holds at least half the observations (and no narrowing filter, which few
     rows would pass), the unfiltered top ``2 * depth`` are checked instead; the answer is
     the same list whenever ``depth`` of them pass (or there are no more matches); otherwise
-    None and the caller runs the joined query."""
+    None and the caller runs the joined query. A query with no selective term (one common
+    word) is scored over its newest ``fts_split.BUDGET`` matches (``newest_floor``)."""
     if filters.narrows or (filters.project is not None
                            and vector_index.project_share(conn, filters.project) < 0.5):
         return None  # with no project filter, every row is in scope: the same shortcut
@@ -260,13 +261,14 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
     sql = (f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
            "FROM observations_fts WHERE observations_fts MATCH ?")
     parts = fts_split.split(conn, query)
-    if parts is None:
-        rows = [(r[0], r[1]) for r in conn.execute(f"{sql} ORDER BY score LIMIT ?",
-                                                   (query, fetch))]
+    if parts is None:  # scored whole; among the newest matches only when too many
+        floor = fts_split.newest_floor(conn, query)
+        rows = [(r[0], r[1]) for r in conn.execute(f"{sql} AND rowid >= ? ORDER BY score LIMIT ?",
+                                                   (query, floor, fetch))]
     else:  # every row holding a selective term, exactly scored (``fts_split``)
         top = f"{sql} ORDER BY score LIMIT ?"
         rows = parts.merge(_pairs(conn, top, (parts.selective, fetch)),
-                           _pairs(conn, top, (parts.both, fetch)))[:fetch]
+                           _pairs(conn, top, (parts.both, fetch)) if parts.both else [])[:fetch]
     keep = _passing(conn, [r[0] for r in rows], filters)
     kept = [(r[0], r[1]) for r in rows if r[0] in keep]
     if len(kept) >= depth or len(rows) < fetch:
@@ -294,7 +296,8 @@ def _fts_joined(conn: apsw.Connection, query: str, filters: Filters,
     if parts is not None:  # every row holding a selective term, exactly scored
         top = f"{sql} ORDER BY score LIMIT ?"
         return parts.merge(_pairs(conn, top, (parts.selective, *params, depth)),
-                           _pairs(conn, top, (parts.both, *params, depth)))[:depth]
+                           _pairs(conn, top, (parts.both, *params, depth))
+                           if parts.both else [])[:depth]
     return _pairs(conn, f"{sql} ORDER BY score LIMIT ?", (query, *params, depth))
 
 

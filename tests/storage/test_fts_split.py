@@ -51,8 +51,8 @@ def test_the_split_scores_every_row_holding_a_selective_term_exactly(conn):
     full = _full(conn, query)
     selective_rows = {r[0] for r in conn.execute(ALL, (parts.selective,))}
     assert {rowid for rowid, _ in merged} == selective_rows  # 10 + 6 rows, not 300
-    for rowid, score in merged:
-        assert score == pytest.approx(full[rowid], rel=1e-12)
+    for rowid, score in merged:  # "common", in every row, adds ~1e-6 to the full score
+        assert score == pytest.approx(full[rowid], abs=1e-5)
     assert [s for _, s in merged] == sorted(s for _, s in merged)  # best (lowest) first
     # The full query's best rows are all among them (frequent-only rows score lower).
     best = sorted(full, key=full.get)[:10]
@@ -87,3 +87,54 @@ def test_search_uses_the_split_and_keeps_the_best_matches(conn, monkeypatch, sha
     outcome = search(conn, text, mode="fts", filters=Filters(project=PROJECT), limit=5)
     assert calls and calls[0] is not None  # the split ran
     assert [h.observation.id for h in outcome.hits] == full
+
+
+def test_newest_floor_keeps_the_newest_matches_or_all(conn):
+    rowids = sorted(r[0] for r in conn.execute(ALL, ('"common"',)))  # all 300 rows
+    assert fts_split.newest_floor(conn, '"common"', budget=40) == rowids[-40]
+    assert fts_split.newest_floor(conn, '"zebra"', budget=40) == 0  # 10 rows: all kept
+    assert fts_split.newest_floor(conn, '"common" OR "zebra"', budget=300) == rowids[0]
+    assert fts_split.newest_floor(conn, '"common"', budget=301) == 0
+
+
+def test_a_common_word_is_ranked_among_its_newest_matches(conn, monkeypatch):
+    """One word matching more than the budget: nothing to split, so only the newest
+    ``BUDGET`` matches are scored; the hits are the best of those, in BM25 order."""
+    monkeypatch.setattr("memlite.storage.vector_index.project_share", lambda *_: 1.0)
+    monkeypatch.setattr(fts_split, "BUDGET", 40)
+    outcome = search(conn, "common", mode="fts", filters=Filters(project=PROJECT), limit=5)
+    full = _full(conn, '"common"')
+    newest = sorted(full)[-40:]
+    want = sorted(newest, key=lambda rowid: (full[rowid], rowid))[:5]
+    got = [h.observation.id for h in outcome.hits]
+    assert got == want
+    assert got != sorted(full, key=lambda rowid: (full[rowid], rowid))[:5]  # old answer
+    # Under the budget, the whole query is scored as before.
+    monkeypatch.setattr(fts_split, "BUDGET", 2_500)
+    every = search(conn, "common", mode="fts", filters=Filters(project=PROJECT), limit=5)
+    assert [h.observation.id for h in every.hits] == \
+        sorted(full, key=lambda rowid: (full[rowid], rowid))[:5]
+
+
+def test_a_frequent_term_in_most_rows_is_left_out_of_the_second_query(conn):
+    """"common" is in every row: its BM25 IDF is clamped to 1e-6, so it scores nothing,
+    and the second query leaves it out (merging its doclist cost the most)."""
+    parts = fts_split.split(conn, fts_query("zebra quokka middling common", any_term=True),
+                            budget=40)
+    assert parts is not None and parts.both is not None
+    assert '"common"' not in parts.both and '"middling"' in parts.both
+    assert max(abs(score) for score in _full(conn, '"common"').values()) < 1e-5
+    only_common = fts_split.split(conn, fts_query("quokka common", any_term=True),
+                                  budget=10)
+    assert only_common is not None and only_common.both is None  # nothing left to add
+    assert only_common.selective.split(" OR ") == ['"quokka"']  # 6 rows within 10
+
+
+def test_search_without_a_second_query_keeps_the_selective_rows(conn, monkeypatch):
+    monkeypatch.setattr("memlite.storage.vector_index.project_share", lambda *_: 1.0)
+    monkeypatch.setattr(fts_split, "BUDGET", 10)
+    outcome = search(conn, "quokka common", mode="fts", filters=Filters(project=PROJECT),
+                     limit=5)
+    quokka = _full(conn, '"quokka"')
+    assert [h.observation.id for h in outcome.hits] == \
+        sorted(quokka, key=lambda rowid: (quokka[rowid], rowid))[:5]

@@ -20,7 +20,8 @@ MIN_VECTORS = vector_index.MIN_VECTORS  # before the fixture lowers it
 def small_index(monkeypatch):
     """Index every project, however small (the real threshold is 20,000 vectors)."""
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 1)
-    monkeypatch.setattr(vector_index, "CANDIDATES", 60)
+    monkeypatch.setattr(vector_index, "CANDIDATES", 120)
+    monkeypatch.setattr(vector_index, "SQL_CANDIDATES", 120)
     vector_index.reset()
     yield
     vector_index.reset()
@@ -97,7 +98,7 @@ def test_index_finds_what_the_exact_knn_finds(db, add_observation):
         assert got is not None and len(got) == 10
         assert [d for _, d in got] == sorted(d for _, d in got)  # closest first
         overlap.append(len(set(want) & {oid for oid, _ in got}) / 10)
-    # 60 candidates out of 600 rows, rescored exactly: nearly all of the true top 10.
+    # 120 Hamming candidates out of 600 rows (64 bits), rescored: nearly all of the top 10.
     assert np.mean(overlap) >= 0.9
 
 
@@ -233,3 +234,74 @@ def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observati
     db.execute("UPDATE observations SET superseded_by = 2 WHERE id > 2 AND id <= 280")
     assert engine._fts_dominant(db, '"alpha"', a, 20) is None
     assert len(engine._fts_joined(db, '"alpha"', a, 20)) > 0
+
+
+def test_past_the_codes_budget_the_candidates_codes_come_from_sqlite(db, add_observation,
+                                                                      monkeypatch):
+    """An index that may not hold its codes (``CODES_BUDGET``) keeps the bits only and
+    still answers like the exact KNN, reading its candidates' codes from the table."""
+    rng = np.random.default_rng(12)
+    populate(db, add_observation, clustered(rng, 600))
+    monkeypatch.setattr(vector_index, "CODES_BUDGET", 0)
+    q = clustered(rng, 1)[0]
+    got = indexed(db, q, 10)
+    index = vector_index._INDEXES[(db.filename, "/repo/a")]
+    assert index.codes is None
+    assert got is not None and len(set(exact(db, q, 10)) & {oid for oid, _ in got}) >= 8
+    vector_index.reset()
+    monkeypatch.setattr(vector_index, "CODES_BUDGET", 10**9)
+    again = indexed(db, q, 10)
+    assert vector_index._INDEXES[(db.filename, "/repo/a")].codes is not None
+    assert [oid for oid, _ in again] == [oid for oid, _ in got]  # same int8 rescoring
+
+
+def test_a_reembedded_row_is_rescored_with_its_new_vector(db, add_observation):
+    rng = np.random.default_rng(13)
+    ids = populate(db, add_observation, clustered(rng, 300))
+    q = clustered(rng, 1)[0]
+    indexed(db, q, 5)  # built
+    storage.upsert_vectors(db, [(ids[17], "/repo/a", q.tobytes())])
+    oid, distance = indexed(db, q, 5)[0]
+    assert oid == ids[17] and distance == pytest.approx(0.0, abs=1e-3)
+
+
+def test_rows_appended_after_the_build_grow_the_index(db, add_observation):
+    rng = np.random.default_rng(14)
+    populate(db, add_observation, clustered(rng, 100))
+    q = clustered(rng, 1)[0]
+    indexed(db, q, 5)
+    index = vector_index._INDEXES[(db.filename, "/repo/a")]
+    later = clustered(rng, 400)  # appended in batches: the arrays grow several times
+    added = []
+    for start in range(0, 400, 50):
+        with db:
+            batch = [add_observation(title=f"later {start + i}", project="/repo/a")
+                     for i in range(50)]
+            storage.upsert_vectors(db, [(oid, "/repo/a", later[start + i].tobytes())
+                                        for i, oid in enumerate(batch)])
+        added += batch
+        indexed(db, q, 5)
+    assert vector_index._INDEXES[(db.filename, "/repo/a")] is index  # folded in, not rebuilt
+    assert index.size == 500 and len(index.ids) >= 500
+    for i in (0, 199, 399):  # each appended row is its own nearest neighbour
+        assert indexed(db, later[i], 1)[0][0] == added[i]
+
+
+def test_filters_that_reject_the_nearest_rows_reach_further_down(db, add_observation,
+                                                                monkeypatch):
+    """The filters run on the best 2k, then 8k more...: with the 40 nearest rows
+    superseded, the answer is the exact top 10 of the rows left (every row a candidate
+    here, so that only the filter loop is tested)."""
+    monkeypatch.setattr(vector_index, "CANDIDATES", 600)
+    rng = np.random.default_rng(15)
+    ids = populate(db, add_observation, clustered(rng, 600))
+    q = clustered(rng, 1)[0]
+    order = exact(db, q, 600)
+    hidden = order[:40]
+    db.execute("UPDATE observations SET superseded_by = ? WHERE id IN (SELECT value FROM "
+               "json_each(?))", (order[-1], "[" + ",".join(map(str, hidden)) + "]"))
+    got = indexed(db, q, 10)
+    assert got is not None and len(got) == 10
+    assert not set(hidden) & {oid for oid, _ in got}
+    assert len(set(order[40:50]) & {oid for oid, _ in got}) >= 9  # int8 near-ties
+    assert set(ids) >= {oid for oid, _ in got}
