@@ -19,6 +19,8 @@ MODULES = [
     "memlite.mcp",
     "memlite.settings_spec",
     "memlite.storage",
+    "memlite.storage.filters",
+    "memlite.storage.fts_lists",
     "memlite.storage.search",
 ]
 

@@ -48,8 +48,9 @@ import apsw
 import attrs
 import numpy as np
 
-from memlite.storage import fts_split, vector_index
-from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
+from memlite.storage import vector_index
+from memlite.storage.filters import Filters, json_ids, passing
+from memlite.storage.fts_lists import Listed, fts_list
 from memlite.storage.fusion import (
     DEFAULT_FUSION,
     Fusion,
@@ -102,63 +103,6 @@ are at most this many; past that it over-fetches neighbours and filters them."""
 
 
 @attrs.frozen(kw_only=True)
-class Filters:
-    """What a search may return. Every field is optional; they combine with AND.
-
-    Attributes:
-        project: the project's identity (its root path), exactly as stored.
-        types: observation types (any of them).
-        since_ms / until_ms: ``created_at`` bounds in epoch ms, both inclusive.
-        file: a path or part of one; matches observations that read or modified a file
-            whose path contains it (``invoice.py`` finds ``src/billing/invoice.py``).
-        session_id: one Claude Code session.
-        include_superseded: also return observations another one replaced.
-    """
-
-    project: str | None = None
-    types: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    since_ms: int | None = None
-    until_ms: int | None = None
-    file: str | None = None
-    session_id: str | None = None
-    include_superseded: bool = False
-
-    @property
-    def narrows(self) -> bool:
-        """True when something besides the project restricts the rows."""
-        return bool(self.types or self.since_ms is not None or self.until_ms is not None
-                    or self.file or self.session_id)
-
-    def where(self, alias: str = "o") -> tuple[list[str], list[Any]]:
-        """SQL conditions on ``observations AS alias`` and their parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.project is not None:
-            clauses.append(f"{alias}.project = ?")
-            params.append(self.project)
-        if self.types:
-            clauses.append(f"{alias}.type IN ({', '.join('?' * len(self.types))})")
-            params.extend(self.types)
-        if self.since_ms is not None:
-            clauses.append(f"{alias}.created_at_epoch >= ?")
-            params.append(self.since_ms)
-        if self.until_ms is not None:
-            clauses.append(f"{alias}.created_at_epoch <= ?")
-            params.append(self.until_ms)
-        if self.session_id is not None:
-            clauses.append(f"{alias}.session_id = ?")
-            params.append(self.session_id)
-        if self.file:
-            clauses.append(
-                f"EXISTS (SELECT 1 FROM json_each({alias}.files_modified) WHERE instr(value, ?)"
-                f" UNION ALL SELECT 1 FROM json_each({alias}.files_read) WHERE instr(value, ?))")
-            params.extend((self.file, self.file))
-        if not self.include_superseded:
-            clauses.append(f"{alias}.superseded_by IS NULL")
-        return clauses, params
-
-
-@attrs.frozen(kw_only=True)
 class RankedHit:
     """One result. ``score`` orders the results (higher is better, whatever the mode);
     ``bm25`` (lower is better, as SQLite reports it) and ``distance`` (cosine distance)
@@ -182,123 +126,10 @@ class SearchOutcome:
     note: str | None = None
 
 
+
 # ---------------------------------------------------------------------------------------
 # The two lists
 # ---------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class _Listed:
-    ids: list[int]
-    measure: dict[int, float]
-    coverage: dict[int, float] = attrs.field(factory=dict)  # full text: share of terms held
-
-
-_TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]  # the FTS table's, under porter
-
-
-def _tokens(tokenize: Any, text: str) -> list[str]:
-    # Tokens alone (no offsets, no colocated forms): half the cost of the tuples.
-    tokens: list[str] = tokenize(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
-                                 None, include_offsets=False, include_colocated=False)
-    return tokens
-
-
-def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int]) -> dict[int, float]:
-    """For each id, the share of the query's terms (as full text searched them: small
-    words dropped, stemmed by the FTS tokenizer) that the observation holds.
-
-    Tokenizing the top rows in Python (~1 ms for 50) costs far less than asking FTS5 again
-    for them: a MATCH restricted to a rowid list still walks every matching row.
-    """
-    tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
-    terms = query_terms(text)
-    content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
-    phrases = [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
-    if not phrases or not ids:
-        return {}
-    rows = conn.execute(
-        "SELECT id, title, subtitle, narrative, facts, concepts, files_read, files_modified "
-        "FROM observations WHERE id IN (SELECT value FROM json_each(?))", (_json_ids(ids),))
-    out: dict[int, float] = {}
-    for oid, *fields in rows:
-        held = set(_tokens(tokenize, " ".join(f or "" for f in fields)))
-        out[oid] = sum(1 for p in phrases if held.issuperset(p)) / len(phrases)
-    return out
-
-
-def _fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
-              coverage: bool = False) -> _Listed:
-    """BM25 over any of the terms (OR): documents with more, and rarer, terms rank first.
-    With ``coverage``, each hit also carries the share of the query's terms it holds."""
-    query = fts_query(text, any_term=True)
-    if query is None:
-        return _Listed([], {})
-    rows = _fts_dominant(conn, query, filters, depth)
-    if rows is None:
-        rows = _fts_joined(conn, query, filters, depth)
-    ids = [r[0] for r in rows]
-    return _Listed(ids, {r[0]: r[1] for r in rows},
-                   _coverage(conn, text, ids) if coverage else {})
-
-
-def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
-                  depth: int) -> list[tuple[int, float]] | None:
-    """The BM25 list without the join, when the project holds most of the database (or
-    there is no project filter).
-
-    Joining every full-text match to its observation row for the project and supersession
-    checks costs twice the matching itself at 100k rows in one project (16 of 24 ms). When
-    the project holds at least half the observations (and no narrowing filter, which few
-    rows would pass), the unfiltered top ``2 * depth`` are checked instead; the answer is
-    the same list whenever ``depth`` of them pass (or there are no more matches); otherwise
-    None and the caller runs the joined query. A query with no selective term (one common
-    word) is scored over its newest ``fts_split.BUDGET`` matches (``newest_floor``)."""
-    if filters.narrows or (filters.project is not None
-                           and vector_index.project_share(conn, filters.project) < 0.5):
-        return None  # with no project filter, every row is in scope: the same shortcut
-    fetch = 2 * depth
-    sql = (f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
-           "FROM observations_fts WHERE observations_fts MATCH ?")
-    parts = fts_split.split(conn, query)
-    if parts is None:  # scored whole; among the newest matches only when too many
-        floor = fts_split.newest_floor(conn, query)
-        rows = [(r[0], r[1]) for r in conn.execute(f"{sql} AND rowid >= ? ORDER BY score LIMIT ?",
-                                                   (query, floor, fetch))]
-    else:  # every row holding a selective term, exactly scored (``fts_split``)
-        top = f"{sql} ORDER BY score LIMIT ?"
-        rows = parts.merge(_pairs(conn, top, (parts.selective, fetch)),
-                           _pairs(conn, top, (parts.both, fetch)) if parts.both else [])[:fetch]
-    keep = _passing(conn, [r[0] for r in rows], filters)
-    kept = [(r[0], r[1]) for r in rows if r[0] in keep]
-    if len(kept) >= depth or len(rows) < fetch:
-        return kept[:depth]
-    return None
-
-
-def _pairs(conn: apsw.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[int, float]]:
-    return [(r[0], r[1]) for r in conn.execute(sql, params)]
-
-
-def _fts_joined(conn: apsw.Connection, query: str, filters: Filters,
-                depth: int) -> list[tuple[int, float]]:
-    clauses, params = filters.where("o")
-    # Within one project, the (project, superseded_by) index tells which matches count
-    # without reading each row; SQLite does not always pick it by itself (1M rows).
-    hint = " INDEXED BY observations_project_live" if filters.project is not None else ""
-    sql = (
-        f"SELECT o.id, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
-        f"FROM observations_fts JOIN observations AS o{hint} "
-        "ON o.id = observations_fts.rowid "
-        f"WHERE {' AND '.join(['observations_fts MATCH ?', *clauses])}"
-    )
-    parts = fts_split.split(conn, query)
-    if parts is not None:  # every row holding a selective term, exactly scored
-        top = f"{sql} ORDER BY score LIMIT ?"
-        return parts.merge(_pairs(conn, top, (parts.selective, *params, depth)),
-                           _pairs(conn, top, (parts.both, *params, depth))
-                           if parts.both else [])[:depth]
-    return _pairs(conn, f"{sql} ORDER BY score LIMIT ?", (query, *params, depth))
 
 
 FILE_CANDIDATES = 2_000
@@ -351,10 +182,10 @@ def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
 
 
 def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
-                 depth: int, floor: float) -> _Listed:
+                 depth: int, floor: float) -> Listed:
     found = _neighbours(conn, vector, filters, depth)
     kept = [(oid, distance) for oid, distance in found if 1.0 - distance >= floor]
-    return _Listed([oid for oid, _ in kept], dict(kept))
+    return Listed([oid for oid, _ in kept], dict(kept))
 
 
 def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
@@ -372,7 +203,7 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
                 f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
                 f"WHERE embedding MATCH ? AND k = ? {partition}"
                 "AND observation_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
-                (*base, min(depth, MAX_CANDIDATES), *tail, _json_ids(allowed))).fetchall()
+                (*base, min(depth, MAX_CANDIDATES), *tail, json_ids(allowed))).fetchall()
             return [(integer(r[0]), real(r[1])) for r in rows]
     if not filters.narrows:
         # A large project (or, with no project filter, a large database): the in-memory
@@ -389,21 +220,8 @@ def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
         f"WHERE embedding MATCH ? AND k = ? {partition}ORDER BY distance",
         (*base, fetch, *tail)).fetchall()
     found = [(integer(r[0]), real(r[1])) for r in rows]
-    keep = _passing(conn, [oid for oid, _ in found], filters)
+    keep = passing(conn, [oid for oid, _ in found], filters)
     return [hit for hit in found if hit[0] in keep][:depth]
-
-
-def _json_ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
-
-
-def _passing(conn: apsw.Connection, ids: Sequence[int], filters: Filters) -> set[int]:
-    if not ids:
-        return set()
-    clauses, params = filters.where("o")
-    sql = (f"SELECT o.id FROM observations AS o WHERE o.id IN "
-           f"(SELECT value FROM json_each(?)) {''.join(' AND ' + c for c in clauses)}")
-    return {r[0] for r in conn.execute(sql, (_json_ids(ids), *params))}
 
 
 def _vectors_usable(conn: apsw.Connection, vector: bytes | None) -> tuple[str | None, str]:
@@ -432,7 +250,7 @@ def _vectors_usable(conn: apsw.Connection, vector: bytes | None) -> tuple[str | 
 def _newest_first(conn: apsw.Connection, ids: Sequence[int]) -> list[int]:
     rows = conn.execute(
         "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY created_at_epoch DESC, id DESC", (_json_ids(ids),))
+        "ORDER BY created_at_epoch DESC, id DESC", (json_ids(ids),))
     return [r[0] for r in rows]
 
 
@@ -470,9 +288,9 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     depth = max(limit, fusion.depth)
     intent = analyse(text, framing=project_words(filters.project)) if mode == "hybrid" \
         else QueryIntent(text)
-    fts: _Listed | None = None
+    fts: Listed | None = None
     if mode == "hybrid":  # needs no vector: runs while the query is being embedded
-        fts = _fts_list(conn, intent.text, filters, depth, coverage=True)
+        fts = fts_list(conn, intent.text, filters, depth, coverage=True)
     if callable(query_vector):
         query_vector, reason_given = query_vector()
         no_vector_reason = no_vector_reason or reason_given
@@ -487,9 +305,9 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
             use_vectors = False
             note = f"{mode} search answered with full text (BM25): {reason}"
     if fts is None:
-        fts = _fts_list(conn, intent.text, filters, depth) \
-            if mode != "semantic" or not use_vectors else _Listed([], {})
-    vec = _Listed([], {})
+        fts = fts_list(conn, intent.text, filters, depth) \
+            if mode != "semantic" or not use_vectors else Listed([], {})
+    vec = Listed([], {})
     if use_vectors and query_vector is not None:
         vec = _vector_list(conn, query_vector, filters, depth, RELEVANCE_FLOOR.get(model, 0.0))
     if mode == "hybrid":
@@ -581,7 +399,7 @@ def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]]) -> di
     # reasons the same way): it is never lifted as the newer state of the best match.
     replacing = {r[0] for r in conn.execute(
         "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?)) "
-        "AND type != 'discovery'", (_json_ids(ids[1:]),))}
+        "AND type != 'discovery'", (json_ids(ids[1:]),))}
     codes = {oid: code for oid, code in codes.items() if oid in replacing}
     if top is None:
         return {}
@@ -603,7 +421,7 @@ def _codes_of(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, bytes]:
     try:
         rows = conn.execute(
             f"SELECT observation_id, code FROM {CODES_TABLE} WHERE observation_id IN "
-            "(SELECT value FROM json_each(?)) AND code IS NOT NULL", (_json_ids(ids),))
+            "(SELECT value FROM json_each(?)) AND code IS NOT NULL", (json_ids(ids),))
         return {r[0]: r[1] for r in rows}
     except apsw.SQLError:  # no codes table (a database written before it existed)
         return {}
@@ -619,7 +437,7 @@ def _followup_candidates(fts_ids: Sequence[int], vector_ids: Sequence[int],
 def _sessions(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
     rows = conn.execute(
         "SELECT id, session_id FROM observations WHERE id IN "
-        "(SELECT value FROM json_each(?))", (_json_ids(ids),))
+        "(SELECT value FROM json_each(?))", (json_ids(ids),))
     return {r[0]: r[1] for r in rows}
 
 
@@ -628,7 +446,7 @@ def _created(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
         return {}
     rows = conn.execute(
         "SELECT id, created_at_epoch FROM observations WHERE id IN "
-        "(SELECT value FROM json_each(?))", (_json_ids(ids),))
+        "(SELECT value FROM json_each(?))", (json_ids(ids),))
     return {r[0]: r[1] for r in rows}
 
 
@@ -639,7 +457,7 @@ def _superseded_last(conn: apsw.Connection, ranked: list[tuple[int, float]],
         return ranked
     rows = conn.execute(
         "SELECT id, superseded_by FROM observations WHERE superseded_by IS NOT NULL AND id IN "
-        "(SELECT value FROM json_each(?))", (_json_ids([oid for oid, _ in ranked]),))
+        "(SELECT value FROM json_each(?))", (json_ids([oid for oid, _ in ranked]),))
     links = {r[0]: r[1] for r in rows}
     if not links:
         return ranked

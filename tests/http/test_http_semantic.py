@@ -180,7 +180,7 @@ async def test_the_query_is_embedded_while_full_text_runs(client, token, service
 
     fts_done = threading.Event()
     seen: list[bool] = []
-    real_fts_list = engine._fts_list
+    real_fts_list = engine.fts_list
 
     def fts_list(*args, **kwargs):
         listed = real_fts_list(*args, **kwargs)
@@ -203,7 +203,7 @@ async def test_the_query_is_embedded_while_full_text_runs(client, token, service
             self.inner.close()
 
     query = "customers paid two times for one purchase"
-    monkeypatch.setattr(engine, "_fts_list", fts_list)
+    monkeypatch.setattr(engine, "fts_list", fts_list)
     async with spawn(EmbedderActor(storage, services.db_path, load=Waiting, poll=0.05).run) as ref:
         services.embedder = ref
         await _wait_ready(client, token, embedded=len(seeded))

@@ -472,7 +472,7 @@ def test_a_deferred_query_vector_is_asked_for_after_the_full_text_list(db, model
     text = "customers were charged twice"
     vector = embed(model, text)
     events: list[str] = []
-    real_fts_list = engine._fts_list
+    real_fts_list = engine.fts_list
 
     def fts_list(*args, **kwargs):
         events.append("fts")
@@ -482,7 +482,7 @@ def test_a_deferred_query_vector_is_asked_for_after_the_full_text_list(db, model
         events.append("vector")
         return vector, None
 
-    monkeypatch.setattr(engine, "_fts_list", fts_list)
+    monkeypatch.setattr(engine, "fts_list", fts_list)
     direct = search(db, text, mode="hybrid", query_vector=vector)
     events.clear()
     deferred = search(db, text, mode="hybrid", query_vector=source)

@@ -1,0 +1,87 @@
+"""What a search may return (``Filters``), and the id-list helpers its lists share.
+
+Split from ``memlite.storage.search`` so that its lists (``memlite.storage.fts_lists``,
+the vector list in ``search``) use one definition of the filters' SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+import attrs
+
+__all__ = ["Filters", "json_ids", "passing"]
+
+
+@attrs.frozen(kw_only=True)
+class Filters:
+    """What a search may return. Every field is optional; they combine with AND.
+
+    Attributes:
+        project: the project's identity (its root path), exactly as stored.
+        types: observation types (any of them).
+        since_ms / until_ms: ``created_at`` bounds in epoch ms, both inclusive.
+        file: a path or part of one; matches observations that read or modified a file
+            whose path contains it (``invoice.py`` finds ``src/billing/invoice.py``).
+        session_id: one Claude Code session.
+        include_superseded: also return observations another one replaced.
+    """
+
+    project: str | None = None
+    types: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    since_ms: int | None = None
+    until_ms: int | None = None
+    file: str | None = None
+    session_id: str | None = None
+    include_superseded: bool = False
+
+    @property
+    def narrows(self) -> bool:
+        """True when something besides the project restricts the rows."""
+        return bool(self.types or self.since_ms is not None or self.until_ms is not None
+                    or self.file or self.session_id)
+
+    def where(self, alias: str = "o") -> tuple[list[str], list[Any]]:
+        """SQL conditions on ``observations AS alias`` and their parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.project is not None:
+            clauses.append(f"{alias}.project = ?")
+            params.append(self.project)
+        if self.types:
+            clauses.append(f"{alias}.type IN ({', '.join('?' * len(self.types))})")
+            params.extend(self.types)
+        if self.since_ms is not None:
+            clauses.append(f"{alias}.created_at_epoch >= ?")
+            params.append(self.since_ms)
+        if self.until_ms is not None:
+            clauses.append(f"{alias}.created_at_epoch <= ?")
+            params.append(self.until_ms)
+        if self.session_id is not None:
+            clauses.append(f"{alias}.session_id = ?")
+            params.append(self.session_id)
+        if self.file:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM json_each({alias}.files_modified) WHERE instr(value, ?)"
+                f" UNION ALL SELECT 1 FROM json_each({alias}.files_read) WHERE instr(value, ?))")
+            params.extend((self.file, self.file))
+        if not self.include_superseded:
+            clauses.append(f"{alias}.superseded_by IS NULL")
+        return clauses, params
+
+
+def json_ids(ids: Sequence[int]) -> str:
+    """``ids`` as a JSON array, for ``IN (SELECT value FROM json_each(?))``."""
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+def passing(conn: apsw.Connection, ids: Sequence[int], filters: Filters) -> set[int]:
+    """The ids of ``ids`` that ``filters`` let through (one query over the id list)."""
+    if not ids:
+        return set()
+    clauses, params = filters.where("o")
+    sql = (f"SELECT o.id FROM observations AS o WHERE o.id IN "
+           f"(SELECT value FROM json_each(?)) {''.join(' AND ' + c for c in clauses)}")
+    return {r[0] for r in conn.execute(sql, (json_ids(ids), *params))}
