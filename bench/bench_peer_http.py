@@ -65,6 +65,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench_search  # noqa: E402
 import peer_chroma  # noqa: E402
 import peer_claude_mem as peer  # noqa: E402
+import search_breakdown  # noqa: E402
 from bench_http import Client, _free_port, _memlite, _rss_kb, machine_line  # noqa: E402
 from bench_http_path import BARE, _wait_port  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
@@ -595,6 +596,12 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
                 f"{name} {mb:.0f} MB" for name, mb in rss.items())
                 + (" (the worker and its chroma-mcp children)" if args.peer_chroma else "")
                 + "."]
+        if "breakdown" in result:
+            out += ["", f"Where memlite's search spends its work at {count:,} (in process, "
+                    "before the servers start, same database and queries; CPU time of the "
+                    "calling thread, so the machine's load does not inflate it; "
+                    "`bench/search_breakdown.py`):", "",
+                    *search_breakdown.table(result["breakdown"])]
     return "\n".join(out)
 
 
@@ -617,6 +624,12 @@ def main(args) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     dbs = {n: build(n, cache, words, embedder, bun, package, n <= args.real_upto)
            for n in sizes}
+    breakdown = {}
+    for n in sizes:
+        if n <= args.real_upto:
+            log(f"in-process breakdown of memlite's search at {n:,}")
+            breakdown[n] = search_breakdown.measure(dbs[n][0].parent, embedder,
+                                                    [text for _, text in qs])
     del embedder
     chroma_dirs: dict[int, Path | None] = {n: None for n in sizes}
     if args.peer_chroma:
@@ -649,6 +662,8 @@ def main(args) -> None:
             for server in servers:
                 server.stop()
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    for n, rows in breakdown.items():
+        results[n]["breakdown"] = rows
     section = report(args, results, load0, load1)
     print(section)
     if args.write:

@@ -115,7 +115,8 @@ def main(chroma_dir: str, db: str, collection_name: str = COLLECTION) -> None:
         texts = [d[1] for d in chunk]
         collection.add(ids=[d[0] for d in chunk], documents=texts,
                        metadatas=[d[2] for d in chunk], embeddings=embed(texts))
-    print(json.dumps({"added_docs": len(docs), "observations": len({d[2]["sqlite_id"] for d in docs}),
+    observations = {d[2]["sqlite_id"] for d in docs}
+    print(json.dumps({"added_docs": len(docs), "observations": len(observations),
                       "seconds": round(time.perf_counter() - started, 1),
                       "min_cosine": round(min_cosine, 6)}))
 
