@@ -13,8 +13,16 @@ peer's in the same run"). For each size N (default 10,000 and 100,000 observatio
 * **Servers, all at once**: memlite's worker (``memlite worker start``,
   ``EMBEDDER=minilm``, waited until its embedder is ``ready``), claude-mem's worker
   (``worker-service.cjs --daemon`` under Bun, Chroma off: see ``peer_claude_mem.py``),
-  a bare Hypercorn app (``bench_http_path.BARE``) and a bare ``Bun.serve`` app: the two
-  floors.
+  with ``--peer-chroma`` a second claude-mem worker WITH its Chroma vector search
+  (``peer_chroma.py``: its data directory is prepared once per size and cached, the
+  worker waited until its start-up backfill check is complete), a bare Hypercorn app
+  (``bench_http_path.BARE``) and a bare ``Bun.serve`` app: the two floors.
+* **Pairs, like with like**: memlite's hybrid search against claude-mem + Chroma (both
+  embed the query and search vectors), memlite's ``mode=fts`` against claude-mem's
+  full-text search; without ``--peer-chroma``, memlite's hybrid against claude-mem's
+  full text as well (unlike work: said so in the report).
+* **Breakdown**: before the servers start, ``search_breakdown.py`` times each piece of
+  memlite's search in process on the same database (CPU time).
 * **Requests**: the 50 queries of ``bench_search.py`` (25 keyword, 25 questions), limit
   20, interleaved request by request across every server: the floors' ``GET /``, both
   ``GET /api/health``, memlite's ``GET /api/search?q=&limit=20`` (its default mode,
@@ -35,7 +43,7 @@ missing they are fetched with ``npm pack`` (the command is printed).
 
 Usage::
 
-    python bench/bench_peer_http.py --sizes 10000,100000 --write
+    python bench/bench_peer_http.py --sizes 10000,100000 --peer-chroma --write
 """
 
 from __future__ import annotations
