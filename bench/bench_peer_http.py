@@ -43,7 +43,7 @@ missing they are fetched with ``npm pack`` (the command is printed).
 
 Usage::
 
-    python bench/bench_peer_http.py --sizes 10000,100000 --peer-chroma --write
+    python bench/bench_peer_http.py --sizes 10000,100000 --peer-chroma 10000 --write
 """
 
 from __future__ import annotations
@@ -506,12 +506,16 @@ def verdict(result: dict) -> list[str]:
     lines = []
     for mem_row, cm_row in pairs(result):
         parts = []
+        like = (mem_row, cm_row) not in UNLIKE_PAIRS
         for conn in ("new", "kept"):
             mem, cm = _p(s[(mem_row, conn)], 0.5), _p(s[(cm_row, conn)], 0.5)
             word = "faster" if mem < cm else "slower"
             parts.append(f"{conn} connection {mem * 1000:.2f} ms against {cm * 1000:.2f} ms, "
                          f"memlite {word} (peer/memlite x{cm / mem:.2f})")
-        lines.append(f"- {mem_row} vs {cm_row}: " + "; ".join(parts) + ".")
+        bar = all(_p(s[(mem_row, c)], 0.5) < _p(s[(cm_row, c)], 0.5) for c in ("new", "kept"))
+        tail = (f" Bar (memlite faster, both connections): **{'met' if bar else 'not met'}**."
+                if like else " (Unlike work: hybrid against full text.)")
+        lines.append(f"- {mem_row} vs {cm_row}: " + "; ".join(parts) + "." + tail)
     return lines
 
 
@@ -522,13 +526,13 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         SECTION, "",
         f"Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `python "
         f"bench/bench_peer_http.py --sizes {args.sizes} --rounds {args.rounds}"
-        f"{' --peer-chroma' if args.peer_chroma else ''}` on "
+        f"{' --peer-chroma ' + args.peer_chroma if args.peer_chroma else ''}` on "
         f"`{u.node}`, {machine_line()}, Python {platform.python_version()}; load average at "
         f"the start {load0}, at the end {load1} (a shared machine: compare rows of one run).",
         "",
         f"Peer: **claude-mem {any_result['peer_version']}** from the npm registry, its worker "
         f"(`plugin/scripts/worker-service.cjs --daemon`) under **Bun {peer.BUN_VERSION}**. "
-        "Same run, same loopback, all four servers up at once; requests interleaved one by "
+        "Same run, same loopback, all servers up at once; requests interleaved one by "
         "one across them; the 50 queries of `bench_search.py` (25 keyword, 25 questions), "
         f"limit 20, one project holding all N observations and no project filter in the "
         f"pairs (the rows searched are the same); {args.rounds} timed round(s) "
@@ -585,8 +589,8 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
     ]
     for count, result in results.items():
         hits = result["hits"]
-        chroma_hits = (f", claude-mem + Chroma {hits['peer_chroma']:.1f}"
-                       if args.peer_chroma else "")
+        chroma = any(row == CHROMA_JSON for row, _ in result["samples"])
+        chroma_hits = f", claude-mem + Chroma {hits['peer_chroma']:.1f}" if chroma else ""
         out += ["", f"**{count:,} observations**; memlite's vectors: {result['vectors']}; "
                 f"mean observations returned per query (untimed pass): memlite "
                 f"{hits['memlite']:.1f} (mode=fts {hits['memlite_fts']:.1f}), claude-mem "
@@ -602,7 +606,7 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
         if None not in rss.values():
             out += ["- Worker RSS after the run: " + ", ".join(
                 f"{name} {mb:.0f} MB" for name, mb in rss.items())
-                + (" (the worker and its chroma-mcp children)" if args.peer_chroma else "")
+                + (" (the worker and its chroma-mcp children)" if chroma else "")
                 + "."]
         if "breakdown" in result:
             out += ["", f"Where memlite's search spends its work at {count:,} (in process, "
@@ -640,8 +644,9 @@ def main(args) -> None:
                                                     [text for _, text in qs])
     del embedder
     chroma_dirs: dict[int, Path | None] = {n: None for n in sizes}
-    if args.peer_chroma:
-        for n in sizes:
+    chroma_sizes = {int(x) for x in args.peer_chroma.split(",") if x.strip()}
+    for n in sizes:
+        if n in chroma_sizes:
             peer_db = dbs[n][1]
             chroma_dirs[n] = peer_chroma.prepared(
                 cache, peer_db.parent, peer_db,
@@ -689,10 +694,10 @@ def parse_args(argv=None):
     parser.add_argument("--real-upto", type=int, default=10_000,
                         help="sizes up to this get real MiniLM vectors, larger ones random "
                              "unit vectors of its width (default 10000)")
-    parser.add_argument("--peer-chroma", action="store_true",
-                        help="also run claude-mem WITH its Chroma vector search (uv and "
-                             "chroma-mcp from PyPI; see bench/peer_chroma.py) and pair it "
-                             "with memlite's hybrid search")
+    parser.add_argument("--peer-chroma", default="", metavar="SIZES",
+                        help="comma-separated sizes at which claude-mem ALSO runs WITH its "
+                             "Chroma vector search (uv and chroma-mcp from PyPI; see "
+                             "bench/peer_chroma.py), paired with memlite's hybrid search")
     parser.add_argument("--write", action="store_true")
     return parser.parse_args(argv)
 
