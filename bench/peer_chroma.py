@@ -221,8 +221,11 @@ def prepared(cache: Path, directory: Path, peer_db: Path, start_worker) -> Path:
     log(f"  dates moved: {shifted}")
     # Its watermarks are rebuilt from what Chroma holds at the next start.
     sync_state.unlink(missing_ok=True)
-    for name in ("logs", "worker.pid", "supervisor.json"):
-        path = data / name
+    # Its logs, pid files, backups, and the settings file (it names this build's paths;
+    # written again with defaults at the next start, the environment overriding it).
+    for path in [*(data / name for name in ("logs", "worker.pid", "supervisor.json",
+                                            "settings.json", "backups")),
+                 *data.glob("claude-mem.db.bak-*")]:
         if path.is_dir():
             shutil.rmtree(path)
         else:
