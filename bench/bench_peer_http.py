@@ -52,6 +52,7 @@ import argparse
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -298,7 +299,25 @@ def fresh(port: int, path: str, token: str | None, timeout: float = 60,
     return time.perf_counter() - t0, status
 
 
+def _closed_by_server(sock: socket.socket) -> bool:
+    """True when the server has closed this idle connection (its keep-alive timeout)."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 def kept_plain(client: Client, path: str) -> tuple[float, int]:
+    """One request on the kept connection. A connection the server closed while idle
+    (Hypercorn's and Express's keep-alive timeouts are 5 s; a round across every row,
+    claude-mem + Chroma's among them, can take longer) is reopened first, untimed, and
+    counted in ``client.reconnects``."""
+    if _closed_by_server(client.sock):
+        client.sock.close()
+        client._connect()
     t0 = time.perf_counter()
     status, _ = client.call("GET", path)
     return time.perf_counter() - t0, status
@@ -443,6 +462,8 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
                         if round_:
                             samples.setdefault((row, conn), []).append(elapsed)
             log(f"  round {round_} done")
+        reopened = {row: client.reconnects for row, client in clients.items()
+                    if client.reconnects}
         for client in clients.values():
             client.close()
         rss = {"memlite": _rss_mb(mem.pid), "claude-mem": _rss_mb(cm.pid)}
@@ -453,7 +474,8 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
         log(f"  claude-mem project-filter probe: {probe}")
         return {"probe": probe, "probe_timeout": probe_timeout, "samples": samples,
                 "hits": hits, "model": mem_status["model"],
-                "peer_version": cm_health.get("version"), "rss_mb": rss}
+                "peer_version": cm_health.get("version"), "rss_mb": rss,
+                "reopened": reopened}
     finally:
         for worker in (cmc, cm):
             if worker is not None:

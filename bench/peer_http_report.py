@@ -158,6 +158,10 @@ def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
                 f"once on two of the queries after the timed rounds: {probes} (under Bun's "
                 "SQLite its plan walks `idx_observations_project` and runs the FTS5 `MATCH` "
                 "once per row of the project, so the time grows with the project's size)."]
+        if result.get("reopened"):
+            out += ["- Kept connections the server had closed while idle (keep-alive "
+                    "timeouts), reopened untimed before the next request: " + ", ".join(
+                        f"{row} {n}" for row, n in result["reopened"].items()) + "."]
         rss = result["rss_mb"]
         if None not in rss.values():
             out += ["- Worker RSS after the run: " + ", ".join(
