@@ -148,15 +148,18 @@ def env(cache: Path) -> dict[str, str]:
     return extra
 
 
-def uvx_python(cache: Path, script: Path, *args: str, timeout: float = 7200) -> dict:
-    """Run ``script`` under the Python of claude-mem's chroma-mcp environment."""
+def uvx_python(cache: Path, home: Path, script: Path, *args: str,
+               timeout: float = 7200) -> dict:
+    """Run ``script`` under the Python of claude-mem's chroma-mcp environment, with
+    ``home`` as HOME (where Chroma finds its model files)."""
     extra = env(cache)
     cmd = ["uvx", "--python", "3.13" if "CLAUDE_MEM_PYTHON_VERSION" not in extra
            else extra["CLAUDE_MEM_PYTHON_VERSION"]]
     for spec in UVX_WITH:
         cmd += ["--with", spec]
     cmd += ["--from", CHROMA_MCP, "python", str(script), *args]
-    done = subprocess.run(cmd, env={**os.environ, **extra}, capture_output=True, text=True,
+    done = subprocess.run(cmd, env={**os.environ, **extra, "HOME": str(home)},
+                          capture_output=True, text=True,
                           timeout=timeout, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{script.name} {args[:1]} failed: {done.stderr[-2000:]}")
@@ -214,9 +217,9 @@ def prepared(cache: Path, directory: Path, peer_db: Path, start_worker) -> Path:
     log(f"  claude-mem's own backfill ran {time.perf_counter() - started:.0f} s")
     sync_state = data / "chroma-sync-state.json"
     own = json.loads(sync_state.read_text()) if sync_state.exists() else {}
-    filled = uvx_python(cache, FILL, str(data / "chroma"), str(data / "claude-mem.db"))
+    filled = uvx_python(cache, work, FILL, str(data / "chroma"), str(data / "claude-mem.db"))
     log(f"  filled: {filled}")
-    shifted = uvx_python(cache, FILL, "shift", str(data / "chroma"),
+    shifted = uvx_python(cache, work, FILL, "shift", str(data / "chroma"),
                          str(data / "claude-mem.db"), str(WINDOW_DAYS))
     log(f"  dates moved: {shifted}")
     # Its watermarks are rebuilt from what Chroma holds at the next start.
