@@ -34,9 +34,7 @@ import sqlite3
 import sys
 import time
 
-import chromadb
 import numpy as np
-from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
 BATCH = 2048
 COLLECTION = "cm__claude-mem"
@@ -78,6 +76,9 @@ def docs_of(row: sqlite3.Row) -> list[tuple[str, str, dict]]:
 
 
 def main(chroma_dir: str, db: str, collection_name: str = COLLECTION) -> None:
+    import chromadb  # chroma-mcp's environment only (the module's helpers need none)
+    from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
+
     started = time.perf_counter()
     fixed = ONNXMiniLM_L6_V2()  # Chroma's own: every text padded to 256 tokens
     fixed._download_model_if_not_exists()  # the bench placed the files: no download
@@ -122,6 +123,8 @@ def main(chroma_dir: str, db: str, collection_name: str = COLLECTION) -> None:
 
 
 def shift(chroma_dir: str, db: str, days: str) -> None:
+    import chromadb
+
     conn = sqlite3.connect(db)
     first, last = conn.execute(
         "SELECT MIN(created_at_epoch), MAX(created_at_epoch) FROM observations").fetchone()
