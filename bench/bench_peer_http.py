@@ -13,8 +13,16 @@ peer's in the same run"). For each size N (default 10,000 and 100,000 observatio
 * **Servers, all at once**: memlite's worker (``memlite worker start``,
   ``EMBEDDER=minilm``, waited until its embedder is ``ready``), claude-mem's worker
   (``worker-service.cjs --daemon`` under Bun, Chroma off: see ``peer_claude_mem.py``),
-  a bare Hypercorn app (``bench_http_path.BARE``) and a bare ``Bun.serve`` app: the two
-  floors.
+  with ``--peer-chroma`` a second claude-mem worker WITH its Chroma vector search
+  (``peer_chroma.py``: its data directory is prepared once per size and cached, the
+  worker waited until its start-up backfill check is complete), a bare Hypercorn app
+  (``bench_http_path.BARE``) and a bare ``Bun.serve`` app: the two floors.
+* **Pairs, like with like**: memlite's hybrid search against claude-mem + Chroma (both
+  embed the query and search vectors), memlite's ``mode=fts`` against claude-mem's
+  full-text search; without ``--peer-chroma``, memlite's hybrid against claude-mem's
+  full text as well (unlike work: said so in the report).
+* **Breakdown**: before the servers start, ``search_breakdown.py`` times each piece of
+  memlite's search in process on the same database (CPU time).
 * **Requests**: the 50 queries of ``bench_search.py`` (25 keyword, 25 questions), limit
   20, interleaved request by request across every server: the floors' ``GET /``, both
   ``GET /api/health``, memlite's ``GET /api/search?q=&limit=20`` (its default mode,
@@ -35,17 +43,16 @@ missing they are fetched with ``npm pack`` (the command is printed).
 
 Usage::
 
-    python bench/bench_peer_http.py --sizes 10000,100000 --write
+    python bench/bench_peer_http.py --sizes 10000,100000 --peer-chroma 10000 --write
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import re
+import select
 import shutil
 import signal
 import socket
@@ -63,12 +70,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_search  # noqa: E402
+import peer_chroma  # noqa: E402
 import peer_claude_mem as peer  # noqa: E402
-from bench_http import Client, _free_port, _memlite, _rss_kb, machine_line  # noqa: E402
+import search_breakdown  # noqa: E402
+from bench_http import Client, _free_port, _memlite, _rss_kb  # noqa: E402
 from bench_http_path import BARE, _wait_port  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
+from peer_http_report import CHROMA_JSON, CHROMA_MCP, SECTION, report  # noqa: E402
 
-SECTION = "## Search over HTTP against the peer (issue 14)"
 CACHE = Path("/tmp/memlite-bench-peer")
 PROJECT = bench_search.PROJECTS[0]  # /home/dev/project-00; claude-mem calls it project-00
 EMBEDDER = "minilm"
@@ -290,29 +299,53 @@ def fresh(port: int, path: str, token: str | None, timeout: float = 60,
     return time.perf_counter() - t0, status
 
 
+def _closed_by_server(sock: socket.socket) -> bool:
+    """True when the server has closed this idle connection (its keep-alive timeout)."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 def kept_plain(client: Client, path: str) -> tuple[float, int]:
+    """One request on the kept connection. A connection the server closed while idle
+    (Hypercorn's and Express's keep-alive timeouts are 5 s; a round across every row,
+    claude-mem + Chroma's among them, can take longer) is reopened first, untimed, and
+    counted in ``client.reconnects``."""
+    if _closed_by_server(client.sock):
+        client.sock.close()
+        client._connect()
     t0 = time.perf_counter()
     status, _ = client.call("GET", path)
     return time.perf_counter() - t0, status
 
 
-def count_hits(mem: MemliteWorker, peer_port: int, qs) -> dict[str, float]:
-    """Mean observations per query for each product (untimed) and memlite's mode used."""
-    mem_hits = peer_hits = 0
+def count_hits(mem: MemliteWorker, peer_port: int, qs,
+               chroma_port: int | None = None) -> dict[str, float]:
+    """Mean observations per query for each search (untimed) and memlite's mode used."""
+    mem_hits = peer_hits = chroma_hits = fts_hits = 0
     modes = set()
     for _, text in qs:
         found = get_json(mem.port, "/api/search?" + urllib.parse.urlencode(
             {"q": text, "limit": 20}), mem.token)
         mem_hits += len(found["observations"])
         modes.add(found.get("mode_used"))
-        got = get_json(peer_port, "/api/search?" + urllib.parse.urlencode(
-            {"query": text, "limit": 20, "format": "json"}))
-        peer_hits += len(got["observations"])
+        fts_hits += len(get_json(mem.port, "/api/search?" + urllib.parse.urlencode(
+            {"q": text, "limit": 20, "mode": "fts"}), mem.token)["observations"])
+        query = "/api/search?" + urllib.parse.urlencode(
+            {"query": text, "limit": 20, "format": "json"})
+        peer_hits += len(get_json(peer_port, query)["observations"])
+        if chroma_port is not None:
+            chroma_hits += len(get_json(chroma_port, query)["observations"])
     return {"memlite": mem_hits / len(qs), "peer": peer_hits / len(qs),
+            "memlite_fts": fts_hits / len(qs), "peer_chroma": chroma_hits / len(qs),
             "memlite_modes": sorted(str(m) for m in modes)}
 
 
-def _search_paths(qs) -> dict[str, list[str]]:
+def _search_paths(qs, chroma: bool = False) -> dict[str, list[str]]:
     """Per search row, the request path of each query.
 
     The pairs run WITHOUT a project filter: the one project holds every observation, so
@@ -324,14 +357,20 @@ def _search_paths(qs) -> dict[str, list[str]]:
         return [f"{route}?" + urllib.parse.urlencode({key: t, "limit": 20, **extra})
                 for _, t in qs]
 
-    return {
+    rows = {
         "memlite search": paths("/api/search", "q"),
         "claude-mem search, format=json": paths("/api/search", "query", format="json"),
         "memlite search/index (MCP tool)": paths("/api/search/index", "q"),
         "claude-mem search (MCP tool)": paths("/api/search", "query"),
         "memlite search, project filter": paths("/api/search", "q", project=PROJECT),
         "memlite search, mode=fts": paths("/api/search", "q", mode="fts"),
+        "memlite search/index, mode=fts": paths("/api/search/index", "q", mode="fts"),
     }
+    if chroma:
+        rows[CHROMA_JSON] = paths("/api/search", "query", format="json")
+        rows[CHROMA_MCP] = paths("/api/search", "query")
+    return rows
+
 
 
 def probe_peer_project(port: int, qs, timeout: float) -> list[tuple[str, float | None]]:
@@ -355,19 +394,46 @@ def probe_peer_project(port: int, qs, timeout: float) -> list[tuple[str, float |
     return out
 
 
+def _group_rss_mb(pid: int) -> float | None:
+    """Resident memory of the process group ``pid`` leads (the peer's worker and its
+    chroma-mcp children), by ``ps``; None where that fails."""
+    try:
+        out = subprocess.run(["ps", "-o", "rss=", "-g", str(pid)], capture_output=True,
+                             text=True, timeout=10, check=False).stdout
+        return sum(int(x) for x in out.split()) / 1024 or None
+    except (OSError, ValueError):
+        return None
+
+
+def start_chroma_peer(bun: Path, package: Path, home: Path, cache: Path) -> peer.PeerWorker:
+    """claude-mem's worker with Chroma on ``home`` (its data already in place)."""
+    return peer.PeerWorker(bun, package, None, home, _free_port(),
+                           extra_env=peer_chroma.env(cache))
+
+
 def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, bun: Path,
                  package: Path, model_cache: Path, qs, rounds: int,
-                 probe_timeout: float) -> dict:
+                 probe_timeout: float, chroma_dir: Path | None = None,
+                 cache: Path = CACHE) -> dict:
     mem_db, peer_db = dbs
     mem = MemliteWorker(mem_db, base / f"memlite-{count}", model_cache)
-    cm = None
+    cm = cmc = None
     try:
         cm = peer.PeerWorker(bun, package, peer_db, base / f"claude-mem-{count}", _free_port())
+        if chroma_dir is not None:
+            home = base / f"claude-mem-chroma-{count}"
+            peer_chroma.copy_into(chroma_dir, home, cache)
+            cmc = start_chroma_peer(bun, package, home, cache)
         mem_status = mem.wait_ready()
         cm_health = cm.wait_ready(get_json)
-        log(f"  both workers ready (memlite {mem_status['model']}, "
-            f"claude-mem {cm_health.get('version')})")
-        hits = count_hits(mem, cm.port, qs)
+        if cmc is not None:
+            cmc.wait_ready(get_json)
+            # Its start-up backfill check (watermarks rebuilt from Chroma) must be over:
+            # nothing left to embed, and chroma-mcp connected.
+            peer_chroma.wait_log(cmc.home, "Smart backfill complete", cmc.proc, timeout=900)
+        log(f"  workers ready (memlite {mem_status['model']}, "
+            f"claude-mem {cm_health.get('version')}{', + Chroma' if cmc else ''})")
+        hits = count_hits(mem, cm.port, qs, cmc.port if cmc else None)
         # row -> (port, token or None, paths: one per query)
         targets = {
             "bare Hypercorn": (floors["hc"], None, ["/"] * len(qs)),
@@ -375,9 +441,10 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
             "memlite health": (mem.port, mem.token, ["/api/health"] * len(qs)),
             "claude-mem health": (cm.port, None, ["/api/health"] * len(qs)),
         }
-        for row, paths in _search_paths(qs).items():
+        for row, paths in _search_paths(qs, cmc is not None).items():
             token = mem.token if row.startswith("memlite") else None
-            targets[row] = (mem.port if token else cm.port, token, paths)
+            port = mem.port if token else cmc.port if "Chroma" in row else cm.port
+            targets[row] = (port, token, paths)
         clients = {}
         for row, (port, token, _) in targets.items():
             clients[row] = Client(port, token or "")
@@ -395,121 +462,25 @@ def measure_size(count: int, dbs: tuple[Path, Path], base: Path, floors: dict, b
                         if round_:
                             samples.setdefault((row, conn), []).append(elapsed)
             log(f"  round {round_} done")
+        reopened = {row: client.reconnects for row, client in clients.items()
+                    if client.reconnects}
         for client in clients.values():
             client.close()
         rss = {"memlite": _rss_mb(mem.pid), "claude-mem": _rss_mb(cm.pid)}
+        if cmc is not None:
+            rss["claude-mem + Chroma"] = _group_rss_mb(cmc.pid)
         # Last: a cut probe leaves the peer busy on it (one JS thread) until it is stopped.
         probe = probe_peer_project(cm.port, qs, probe_timeout)
         log(f"  claude-mem project-filter probe: {probe}")
         return {"probe": probe, "probe_timeout": probe_timeout, "samples": samples,
                 "hits": hits, "model": mem_status["model"],
-                "peer_version": cm_health.get("version"), "rss_mb": rss}
+                "peer_version": cm_health.get("version"), "rss_mb": rss,
+                "reopened": reopened}
     finally:
-        if cm is not None:
-            cm.stop()
+        for worker in (cmc, cm):
+            if worker is not None:
+                worker.stop()
         mem.stop()
-
-
-# --- report ---------------------------------------------------------------------------------
-
-FLOORS = ("bare Hypercorn", "bare Bun", "memlite health", "claude-mem health")
-PAIRS = (("memlite search", "claude-mem search, format=json"),
-         ("memlite search/index (MCP tool)", "claude-mem search (MCP tool)"))
-EXTRA = ("memlite search, project filter", "memlite search, mode=fts")
-
-
-def table(result: dict) -> list[str]:
-    s = result["samples"]
-    lines = ["| request | n | new p50 | new p95 | kept p50 | kept p95 |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for row in (*FLOORS, *(row for pair in PAIRS for row in pair), *EXTRA):
-        new, kept = s[(row, "new")], s[(row, "kept")]
-        cells = [f"{_p(v, q) * 1000:.2f} ms" for v in (new, kept) for q in (0.5, 0.95)]
-        name = row if row in FLOORS else f"**{row}**"
-        lines.append(f"| {name} | {len(new)} | {' | '.join(cells)} |")
-    return lines
-
-
-def verdict(result: dict) -> list[str]:
-    """One line per pair: memlite's p50 against the peer's, new and kept connection."""
-    s = result["samples"]
-    lines = []
-    for mem_row, cm_row in PAIRS:
-        parts = []
-        for conn in ("new", "kept"):
-            mem, cm = _p(s[(mem_row, conn)], 0.5), _p(s[(cm_row, conn)], 0.5)
-            word = "faster" if mem < cm else "slower"
-            parts.append(f"{conn} connection {mem * 1000:.2f} ms against {cm * 1000:.2f} ms, "
-                         f"memlite {word} (peer/memlite x{cm / mem:.2f})")
-        lines.append(f"- {mem_row} vs {cm_row}: " + "; ".join(parts) + ".")
-    return lines
-
-
-def report(args, results: dict[int, dict], load0: str, load1: str) -> str:
-    u = platform.uname()
-    any_result = next(iter(results.values()))
-    out = [
-        SECTION, "",
-        f"Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC by `python "
-        f"bench/bench_peer_http.py --sizes {args.sizes} --rounds {args.rounds}` on "
-        f"`{u.node}`, {machine_line()}, Python {platform.python_version()}; load average at "
-        f"the start {load0}, at the end {load1} (a shared machine: compare rows of one run).",
-        "",
-        f"Peer: **claude-mem {any_result['peer_version']}** from the npm registry, its worker "
-        f"(`plugin/scripts/worker-service.cjs --daemon`) under **Bun {peer.BUN_VERSION}**. "
-        "Same run, same loopback, all four servers up at once; requests interleaved one by "
-        "one across them; the 50 queries of `bench_search.py` (25 keyword, 25 questions), "
-        f"limit 20, one project holding all N observations and no project filter in the "
-        f"pairs (the rows searched are the same); {args.rounds} timed round(s) "
-        "after a warm-up. `new` = a new TCP connection per request (`Connection: close`), "
-        "`kept` = one keep-alive connection. Floors: a bare Hypercorn app (the server memlite "
-        "runs on) and a bare `Bun.serve` app (the runtime claude-mem runs on).",
-        "",
-        "What each search does (so the comparison is honest):",
-        "",
-        f"- **memlite** `GET /api/search?q=&limit=20`: its default mode, hybrid "
-        f"(mode used: {', '.join(any_result['hits']['memlite_modes'])}): embeds the query "
-        f"with the default model (`{any_result['model']}`, inside the request), BM25 over any "
-        "of the terms plus a vector KNN (over the project when one is given), fused; "
-        "observations as full "
-        "records, plus summaries and prompts by full text; JSON. `GET /api/search/index` "
-        "(same parameters) is what its MCP `memory_search` tool calls: the same search, "
-        "compact rows. The `project filter` row adds `&project=` (what its hooks and MCP "
-        "tools send); the `mode=fts` row is its BM25 alone (no embedding, no KNN): the "
-        "like-for-like row against the peer's full-text search.",
-        "- **claude-mem** `GET /api/search?query=&limit=20`: SQLite FTS5 over "
-        "observations, session summaries and prompts, the query quoted as ONE phrase (a "
-        "multi-word question matches only rows holding the words adjacent and in order), "
-        "rank order. Without `format=json` (what its MCP `search` tool sends) the rows come "
-        "back as the Markdown table the tool hands Claude; with it, as full JSON records. "
-        "**Chroma is off** (`CLAUDE_MEM_CHROMA_ENABLED=false`): its vector search runs "
-        "`chroma-mcp` through `uvx`, which downloads from PyPI at first use and cannot "
-        "install on this offline machine; this is the search a claude-mem user without "
-        "Chroma gets (and its fallback when Chroma fails). No query embedding: memlite does "
-        "more work per query (an embedding, a KNN, a fusion) than the peer here.",
-        "",
-        "Data: `bench_search.py`'s synthetic coding observations (seed N), one project, "
-        "written by each product's own storage code (memlite: `storage.insert_observation` "
-        "+ vectors (each size says which); claude-mem: `SessionStore.createSDKSession`, "
-        "`updateMemorySessionId`, `storeObservation`, driven by `bench/peer_claude_mem_load.js`).",
-    ]
-    for count, result in results.items():
-        hits = result["hits"]
-        out += ["", f"**{count:,} observations**; memlite's vectors: {result['vectors']}; "
-                f"mean observations returned per query (untimed pass): memlite "
-                f"{hits['memlite']:.1f}, claude-mem {hits['peer']:.1f}.",
-                "", *table(result), "", *verdict(result)]
-        probes = ", ".join(f"{t * 1000:.0f} ms" if t is not None else
-                           f"cut at {result['probe_timeout']:.0f} s" for _, t in result["probe"])
-        out += [f"- claude-mem search WITH its project filter (`&project=project-00`), probed "
-                f"once on two of the queries after the timed rounds: {probes} (under Bun's "
-                "SQLite its plan walks `idx_observations_project` and runs the FTS5 `MATCH` "
-                "once per row of the project, so the time grows with the project's size)."]
-        rss = result["rss_mb"]
-        if None not in rss.values():
-            out += [f"- Worker RSS after the run: memlite {rss['memlite']:.0f} MB, claude-mem "
-                    f"{rss['claude-mem']:.0f} MB."]
-    return "\n".join(out)
 
 
 def main(args) -> None:
@@ -531,7 +502,21 @@ def main(args) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     dbs = {n: build(n, cache, words, embedder, bun, package, n <= args.real_upto)
            for n in sizes}
+    breakdown = {}
+    for n in sizes:
+        if n <= args.real_upto:
+            log(f"in-process breakdown of memlite's search at {n:,}")
+            breakdown[n] = search_breakdown.measure(dbs[n][0].parent, embedder,
+                                                    [text for _, text in qs])
     del embedder
+    chroma_dirs: dict[int, Path | None] = {n: None for n in sizes}
+    chroma_sizes = {int(x) for x in args.peer_chroma.split(",") if x.strip()}
+    for n in sizes:
+        if n in chroma_sizes:
+            peer_db = dbs[n][1]
+            chroma_dirs[n] = peer_chroma.prepared(
+                cache, peer_db.parent, peer_db,
+                lambda home: start_chroma_peer(bun, package, home, cache))
     results: dict[int, dict] = {}
     with tempfile.TemporaryDirectory(prefix="memlite-bench-peer-") as tmp:
         base = Path(tmp)
@@ -546,7 +531,8 @@ def main(args) -> None:
             for n in sizes:
                 log(f"measuring {n:,}")
                 results[n] = measure_size(n, dbs[n], base, floors, bun, package, model_cache,
-                                          qs, args.rounds, args.probe_timeout)
+                                          qs, args.rounds, args.probe_timeout,
+                                          chroma_dirs[n], cache)
                 results[n]["vectors"] = ("MiniLM embeddings of each observation"
                                          if n <= args.real_upto else
                                          "random unit vectors of MiniLM's width (384), "
@@ -555,6 +541,8 @@ def main(args) -> None:
             for server in servers:
                 server.stop()
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    for n, rows in breakdown.items():
+        results[n]["breakdown"] = rows
     section = report(args, results, load0, load1)
     print(section)
     if args.write:
@@ -572,6 +560,10 @@ def parse_args(argv=None):
     parser.add_argument("--real-upto", type=int, default=10_000,
                         help="sizes up to this get real MiniLM vectors, larger ones random "
                              "unit vectors of its width (default 10000)")
+    parser.add_argument("--peer-chroma", default="", metavar="SIZES",
+                        help="comma-separated sizes at which claude-mem ALSO runs WITH its "
+                             "Chroma vector search (uv and chroma-mcp from PyPI; see "
+                             "bench/peer_chroma.py), paired with memlite's hybrid search")
     parser.add_argument("--write", action="store_true")
     return parser.parse_args(argv)
 

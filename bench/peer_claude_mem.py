@@ -12,7 +12,8 @@ its code is copied here):
 * Search: ``GET /api/search?query=...&project=...&limit=...`` is what its MCP ``search`` tool
   calls (the tool passes its arguments as the query string; without ``format=json`` the
   answer is the Markdown table the tool hands Claude). With Chroma it queries
-  ``chroma-mcp`` (started through ``uvx``, which downloads it from PyPI at first use); with
+  ``chroma-mcp`` (started through ``uvx``, which downloads it from PyPI at first use; see
+  ``peer_chroma.py``); with
   ``CLAUDE_MEM_CHROMA_ENABLED=false`` (or no Chroma) it runs SQLite FTS5 over observations,
   session summaries and user prompts. Its FTS5 query is the whole query text quoted as ONE
   phrase, so a multi-word question only matches rows holding those words adjacent and in
@@ -149,8 +150,8 @@ def load(bun: Path, package: Path, db: Path, jsonl: Path) -> dict:
 def worker_env(home: Path, port: int) -> dict[str, str]:
     """The environment the peer's worker runs in: its own HOME and data dir, no Chroma.
 
-    ``CLAUDE_MEM_CHROMA_ENABLED=false``: Chroma needs ``uvx`` to download ``chroma-mcp`` from
-    PyPI, which an offline machine cannot; this is the search a user without Chroma gets.
+    ``CLAUDE_MEM_CHROMA_ENABLED=false``: the search a user without Chroma gets (full text);
+    ``peer_chroma.env`` turns it on for the ``--peer-chroma`` worker.
     Telemetry off (``DO_NOT_TRACK``): nothing leaves the machine.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_MEM_")}
@@ -163,16 +164,21 @@ def worker_env(home: Path, port: int) -> dict[str, str]:
 class PeerWorker:
     """claude-mem's worker on a copy of ``db``, in its own process group; ``stop`` by pid."""
 
-    def __init__(self, bun: Path, package: Path, db: Path, home: Path, port: int) -> None:
+    def __init__(self, bun: Path, package: Path, db: Path | None, home: Path, port: int, *,
+                 extra_env: dict[str, str] | None = None) -> None:
+        """``db`` None: ``home/.claude-mem`` is already in place (``peer_chroma``);
+        ``extra_env`` overrides ``worker_env`` (Chroma on)."""
         data = home / ".claude-mem"
-        data.mkdir(parents=True)
-        shutil.copy(db, data / "claude-mem.db")
+        if db is not None:
+            data.mkdir(parents=True)
+            shutil.copy(db, data / "claude-mem.db")
         self.port = port
+        self.home = home
         self.log = (home / "worker.out").open("w")
         self.proc = subprocess.Popen(
             [str(bun), str(package / "plugin" / "scripts" / "worker-service.cjs"), "--daemon"],
-            env=worker_env(home, port), stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            env={**worker_env(home, port), **(extra_env or {})}, stdout=self.log,
+            stderr=subprocess.STDOUT, start_new_session=True)
 
     @property
     def pid(self) -> int:

@@ -152,3 +152,103 @@ def test_missing_tarballs_without_npm_say_how_to_fetch_them(tmp_path, monkeypatc
     monkeypatch.setattr(peer.shutil, "which", lambda _: None)
     with pytest.raises(RuntimeError, match="npm pack claude-mem@13.25.3"):
         peer.ensure_packages(tmp_path / "cache")
+
+
+# --- the peer with Chroma (``--peer-chroma``) and the report's pairs ----------------------
+
+
+def test_chroma_documents_follow_claude_mems_backfill_format():
+    import sqlite3
+
+    import peer_chroma_fill
+
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.execute("CREATE TABLE observations (id, memory_session_id, project, text, type, "
+                 "title, subtitle, facts, narrative, concepts, files_read, files_modified, "
+                 "created_at_epoch)")
+    conn.execute("INSERT INTO observations VALUES (7, 'mem-1', 'shop', NULL, 'bugfix', 'fix', "
+                 "'', '[\"a\", \"b\"]', 'the story', '[\"cache\"]', '[]', "
+                 "'[\"src/x.py\", \"src/y.py\"]', 1000)")
+    docs = peer_chroma_fill.docs_of(conn.execute("SELECT * FROM observations").fetchone())
+    assert [d[0] for d in docs] == ["obs_7_narrative", "obs_7_fact_0", "obs_7_fact_1"]
+    assert [d[1] for d in docs] == ["the story", "a", "b"]
+    narrative, fact = docs[0][2], docs[2][2]
+    assert narrative == {"sqlite_id": 7, "doc_type": "observation", "memory_session_id": "mem-1",
+                         "project": "shop", "platform_source": "claude",
+                         "created_at_epoch": 1000, "type": "bugfix", "title": "fix",
+                         "concepts": "cache", "files_modified": "src/x.py,src/y.py",
+                         "field_type": "narrative"}
+    assert fact["field_type"] == "fact" and fact["fact_index"] == 1
+    assert "subtitle" not in fact and "files_read" not in fact  # empty: left out
+
+
+def test_chromas_model_cache_gets_every_file_it_checks(tmp_path):
+    import json
+
+    import peer_chroma
+
+    folder = peer_chroma.model_dir(tmp_path)
+    onnx = folder / "onnx"
+    assert sorted(p.name for p in onnx.iterdir()) == sorted(peer_chroma.MODEL_FILES)
+    vocab = (onnx / "vocab.txt").read_text().splitlines()
+    ids = json.loads((onnx / "tokenizer.json").read_text())["model"]["vocab"]
+    assert [ids[word] for word in vocab] == list(range(len(vocab)))  # one per line, by id
+    home = tmp_path / "home"
+    peer_chroma.prepare_home(home, tmp_path)
+    assert (home / ".cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx/model.onnx").is_file()
+
+
+def _result(chroma: bool, memlite_ms: float, peer_ms: float) -> dict:
+    import peer_http_report as report
+
+    qs = [(0, "q")]
+    rows = [*report.FLOORS, *bench_peer_http._search_paths(qs, chroma)]
+    samples = {(row, conn): [(memlite_ms if row.startswith("memlite") else peer_ms) / 1000]
+               for row in rows for conn in ("new", "kept")}
+    return {"samples": samples}
+
+
+def test_pairs_are_like_with_like_when_the_peer_ran_chroma():
+    import peer_http_report as report
+
+    pairs = report.pairs(_result(True, 5, 9))
+    assert ("memlite search", report.CHROMA_JSON) in pairs
+    assert ("memlite search, mode=fts", "claude-mem search, format=json") in pairs
+    assert ("memlite search", "claude-mem search, format=json") not in pairs
+    lines = report.verdict(_result(True, 5, 9))
+    assert all("**met**" in line for line in lines)
+    assert all("**not met**" in line for line in report.verdict(_result(True, 9, 5)))
+    unlike = report.verdict(_result(False, 5, 9))
+    assert any("Unlike work" in line for line in unlike)
+
+
+def test_an_idle_connection_the_server_closed_is_reopened_untimed():
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    answered = threading.Event()
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _ = server.accept()
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            answered.set()
+            conn.close()  # as a keep-alive timeout would
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    client = bench_peer_http.Client(port, "")
+    try:
+        assert bench_peer_http.kept_plain(client, "/")[1] == 200
+        assert answered.wait(10)
+        for _ in range(200):  # the close reaches this side
+            if bench_peer_http._closed_by_server(client.sock):
+                break
+            threading.Event().wait(0.01)
+        assert bench_peer_http.kept_plain(client, "/")[1] == 200
+        assert client.reconnects == 1
+    finally:
+        client.close()
+        server.close()
+        thread.join(10)

@@ -1,0 +1,98 @@
+"""Where memlite's ``GET /api/search`` spends its work, piece by piece, in process.
+
+Used by ``bench_peer_http.py`` on the database its memlite worker serves: each piece of
+the request's work run alone on the same 50 queries, timed in **CPU time of the calling
+thread** (``time.thread_time``), so that other processes on a shared machine do not
+inflate it (wall time on a loaded machine measures the queue, not the work). ONNX Runtime
+embeds on its own threads, so the embedding row is wall time (``perf_counter``).
+
+The pieces, in the order the request runs them: summaries and prompts by full text; the
+observations' BM25 list with each hit's term coverage; the query's MiniLM embedding
+(meanwhile, on the embedder's thread); the KNN (the sign-bit index the search uses, and
+the exact vec0 KNN beside it); the whole ``search()`` (both lists, fusion, the reads the
+fusion needs, the 20 records read); records to dicts; JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PIECES = (
+    ("summaries + prompts (full text)", "cpu"),
+    ("BM25 list, no coverage", "cpu"),
+    ("BM25 list + term coverage (what hybrid runs)", "cpu"),
+    ("query embedding, MiniLM (wall)", "wall"),
+    ("KNN, sign-bit index + rescoring (what search runs)", "cpu"),
+    ("KNN, exact vec0 (for comparison)", "cpu"),
+    ("search(), hybrid: both lists, fusion, 20 records read", "cpu"),
+    ("search(), mode=fts", "cpu"),
+    ("20 records read (get_observations)", "cpu"),
+    ("records to dicts", "cpu"),
+    ("JSON (json.dumps of the answer)", "cpu"),
+    ("queries.search(): everything but HTTP and the embedding", "cpu"),
+)
+
+
+def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 2,
+            ) -> list[tuple[str, float]]:
+    """Median per query of each piece, in ms (one warm-up round first)."""
+    from memlite.http import queries
+    from memlite.storage import search as engine
+    from memlite.storage import vector_index
+    from memlite.storage.db import connect
+    from memlite.storage.fts import search_prompts, search_summaries
+    from memlite.storage.vectors import VECTOR_TABLE
+
+    conn = connect(db_dir, writer=False)
+    none = engine.Filters()
+    taken: dict[str, list[float]] = {}
+
+    def timed(name: str, fn: Callable[[], Any]) -> Any:
+        clock = time.perf_counter if dict(PIECES)[name] == "wall" else time.thread_time
+        t0 = clock()
+        out = fn()
+        taken.setdefault(name, []).append(clock() - t0)
+        return out
+
+    try:
+        for round_ in range(rounds + 1):
+            for q in queries_text:
+                timed(PIECES[0][0], lambda q=q: (search_summaries(conn, q, limit=20),
+                                                  search_prompts(conn, q, limit=20)))
+                timed(PIECES[1][0], lambda q=q: engine._fts_list(conn, q, none, 50))
+                timed(PIECES[2][0], lambda q=q: engine._fts_list(conn, q, none, 50,
+                                                                   coverage=True))
+                matrix = timed(PIECES[3][0], lambda q=q: embedder.embed([q]))
+                vector = np.asarray(matrix[0], dtype="<f4").tobytes()
+                timed(PIECES[4][0], lambda v=vector: vector_index.nearest(
+                    conn, v, None, 50, none.where("o")))
+                timed(PIECES[5][0], lambda v=vector: conn.execute(
+                    f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
+                    "WHERE embedding MATCH ? AND k = ? ORDER BY distance", (v, 50)).fetchall())
+                found = timed(PIECES[6][0], lambda q=q, v=vector: engine.search(
+                    conn, q, mode="hybrid", filters=none, query_vector=v, limit=20))
+                timed(PIECES[7][0], lambda q=q: engine.search(conn, q, mode="fts",
+                                                              filters=none, limit=20))
+                ids = [hit.observation.id for hit in found.hits]
+                timed(PIECES[8][0], lambda ids=ids: engine.get_observations(conn, ids))
+                timed(PIECES[9][0], lambda f=found: [queries._ranked_json(h) for h in f.hits])
+                body = timed(PIECES[11][0], lambda q=q, v=vector: queries.search(
+                    conn, q, mode="hybrid", filters=none, limit=20, vector=v))
+                timed(PIECES[10][0], lambda b=body: json.dumps(b))
+            if round_ == 0:
+                taken.clear()
+    finally:
+        conn.close()
+    return [(name, statistics.median(taken[name]) * 1000) for name, _ in PIECES]
+
+
+def table(rows: list[tuple[str, float]]) -> list[str]:
+    return ["| piece of the request's work | p50 per query |", "|---|---:|",
+            *(f"| {name} | {ms:.2f} ms |" for name, ms in rows)]
