@@ -16,8 +16,8 @@ from memlite.lifecycle import pid_alive, probe_ready
 from memlite.storage import connect
 
 REPO = Path(__file__).resolve().parents[2]
-HOOK_TIMEOUT = 2.0
-"""plugin/hooks/hooks.json gives each hook 2 s; past it Claude Code kills the hook and the
+HOOK_TIMEOUT = 5.0
+"""plugin/hooks/hooks.json gives each hook 5 s; past it Claude Code kills the hook and the
 event is lost. Tests bound hook runs by it (not tighter: CI is a loaded machine; the
 figures are bench/bench_hooks.py's)."""
 FIXTURES = REPO / "tests" / "fixtures" / "claude-code" / "v2.1.332" / "hooks"
