@@ -189,3 +189,30 @@ def test_the_project_check_reads_the_index_and_agrees_with_the_filters(conn):
     plan = conn.execute("EXPLAIN QUERY PLAN " + seen[-1],
                         (PROJECT, "[1]")).fetchall()
     assert any("COVERING INDEX observations_project_live" in row[-1] for row in plan)
+
+
+def test_the_join_free_path_checks_the_rest_only_when_a_top_match_fails(conn, monkeypatch):
+    """The join-free path checks its top ``depth`` matches first; the next ``depth`` only
+    when one of those is filtered out (a superseded match), and the answer is the joined
+    query's either way."""
+    from memlite.storage import fts_lists
+
+    checked = []
+    real_passing = fts_lists._passing
+
+    def counting(c, ids, filters):
+        checked.append(len(ids))
+        return real_passing(c, ids, filters)
+
+    monkeypatch.setattr(fts_lists, "_passing", counting)
+    query = fts_query("common middling", any_term=True)
+    plan = fts_split.plan(conn, query)
+    rows = fts_lists._fts_dominant(conn, query, plan, Filters(), 10)
+    assert checked == [10] and rows is not None and len(rows) == 10
+    conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?",
+                 (rows[-1][0], rows[0][0]))  # the best match is replaced
+    checked.clear()
+    again = fts_lists._fts_dominant(conn, query, plan, Filters(), 10)
+    assert checked == [10, 10]
+    assert again == fts_lists._fts_joined(conn, query, plan, Filters(), 10)
+    assert again == rows[1:] + [again[-1]] and again[-1] not in rows
