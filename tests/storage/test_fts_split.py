@@ -216,3 +216,27 @@ def test_the_join_free_path_checks_the_rest_only_when_a_top_match_fails(conn, mo
     assert checked == [10, 10]
     assert again == fts_lists._fts_joined(conn, query, plan, Filters(), 10)
     assert again == rows[1:] + [again[-1]] and again[-1] not in rows
+
+
+def test_full_text_mode_reads_only_the_list_it_shows(conn, monkeypatch):
+    """``mode="fts"`` asks the BM25 list for ``limit`` hits, not the fusion's depth (its
+    list is the answer); with superseded rows shown, the deeper list is kept (a replaced
+    hit moves below its replacement, which may be found further down); the hits are the
+    same as the deep list's top."""
+    import memlite.storage.search as engine
+
+    depths = []
+    real_fts_list = engine.fts_list
+
+    def fts_list(c, text, filters, depth, **kwargs):
+        depths.append(depth)
+        return real_fts_list(c, text, filters, depth, **kwargs)
+
+    monkeypatch.setattr(engine, "fts_list", fts_list)
+    text = "zebra middling common"
+    shown = [h.observation.id for h in search(conn, text, mode="fts", limit=5).hits]
+    assert depths == [5]
+    deep = real_fts_list(conn, text, Filters(), engine.DEFAULT_FUSION.depth)
+    assert shown == deep.ids[:5]
+    search(conn, text, mode="fts", limit=5, filters=Filters(include_superseded=True))
+    assert depths == [5, engine.DEFAULT_FUSION.depth]
