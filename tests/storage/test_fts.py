@@ -147,3 +147,35 @@ def test_a_stored_word_is_found_by_searching_for_it(shared_db, word):
     ))
     hits = storage.search_observations(shared_db, word, limit=1000)
     assert f"title {word}" in titles(hits)
+
+
+def _statements(conn, run):
+    """The SQL statements ``run()`` executes on ``conn`` (APSW's exec tracer)."""
+    seen: list[str] = []
+
+    def trace(_cursor, sql, _bindings):
+        seen.append(sql)
+        return True
+
+    conn.exec_trace = trace
+    try:
+        run()
+    finally:
+        conn.exec_trace = None
+    return seen
+
+
+def test_empty_summaries_and_prompts_are_not_asked_of_fts5(db, add_observation):
+    """A store without summaries or prompts answers their searches without a MATCH (two
+    FTS5 queries each, the all-words one and its any-term retry, ~0.2 ms a search); once
+    a row is there, it is found as before."""
+    add_observation(title="flush checker fails")
+    seen = _statements(db, lambda: (storage.search_summaries(db, "flush checker"),
+                                    storage.search_prompts(db, "flush checker")))
+    assert seen and not any("MATCH" in sql for sql in seen)
+    storage.insert_summary(db, NewSummary(session_id="s1", project="/repo/a",
+                                          learned="the flush checker"))
+    storage.insert_prompt(db, session_id="s1", prompt_text="why does flush fail")
+    assert len(storage.search_summaries(db, "flush checker", project="/repo/a")) == 1
+    assert len(storage.search_prompts(db, "flush checker")) == 1  # any-term retry
+    assert storage.search_prompts(db, "quokka") == []

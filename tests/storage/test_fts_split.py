@@ -76,16 +76,16 @@ def test_search_uses_the_split_and_keeps_the_best_matches(conn, monkeypatch, sha
     full = [h.observation.id for h in search(conn, text, mode="fts",
                                              filters=Filters(project=PROJECT), limit=5).hits]
     calls = []
-    real_split = fts_split.split
+    real_plan = fts_split.plan
 
     def small_budget(c, query, budget=None):
-        got = real_split(c, query, budget=40)
+        got = real_plan(c, query, budget=40)
         calls.append(got)
         return got
 
-    monkeypatch.setattr(fts_split, "split", small_budget)
+    monkeypatch.setattr(fts_split, "plan", small_budget)
     outcome = search(conn, text, mode="fts", filters=Filters(project=PROJECT), limit=5)
-    assert calls and calls[0] is not None  # the split ran
+    assert calls and isinstance(calls[0], fts_split.Split)  # the split ran
     assert [h.observation.id for h in outcome.hits] == full
 
 
@@ -138,3 +138,105 @@ def test_search_without_a_second_query_keeps_the_selective_rows(conn, monkeypatc
     quokka = _full(conn, '"quokka"')
     assert [h.observation.id for h in outcome.hits] == \
         sorted(quokka, key=lambda rowid: (quokka[rowid], rowid))[:5]
+
+
+def test_plan_skips_the_newest_walk_when_the_counts_fit_the_budget(conn, monkeypatch):
+    """``plan``: the split when there is one; else 0 (score every match) when the terms'
+    counts already show the query matches at most the budget, WITHOUT walking the
+    doclists again (``newest_floor``); else the newest floor."""
+    walks = []
+    real_floor = fts_split.newest_floor
+
+    def floor(c, query, budget=None):
+        walks.append(query)
+        return real_floor(c, query, budget)
+
+    monkeypatch.setattr(fts_split, "newest_floor", floor)
+    rowids = sorted(r[0] for r in conn.execute(ALL, ('"common"',)))
+    zebra_quokka = fts_query("zebra quokka", any_term=True)  # 10 + 6 rows
+    assert fts_split.plan(conn, zebra_quokka, budget=40) == 0
+    assert walks == []
+    assert fts_split.plan(conn, '"common"', budget=40) == rowids[-40]  # one term: walked
+    assert fts_split.plan(conn, '"common" OR "middling"', budget=40) == rowids[-40]
+    assert len(walks) == 2  # no selective term: the newest floor
+    parts = fts_split.plan(conn, fts_query("zebra quokka middling common", any_term=True),
+                           budget=40)
+    assert isinstance(parts, fts_split.Split) and len(walks) == 2
+
+
+def test_the_project_check_reads_the_index_and_agrees_with_the_filters(conn):
+    """The join-free path's check of its top matches (project, supersession) is answered
+    from the ``(project, superseded_by)`` index, with the same answer as
+    ``filters.passing``, superseded rows included or not and other projects left out."""
+    from memlite.storage import fts_lists
+    from memlite.storage.filters import passing
+
+    other = storage.insert_observation(conn, storage.NewObservation(
+        session_id="s2", project="/src/other", type="discovery", title="common zebra",
+        at_ms=5_000)).id
+    conn.execute("UPDATE observations SET superseded_by = 2 WHERE id IN (1, 4)")
+    ids = [1, 2, 3, 4, 5, other, 99_999]
+    for filters in (Filters(project=PROJECT), Filters(project=PROJECT, include_superseded=True),
+                    Filters(project="/src/other"), Filters()):
+        assert fts_lists._passing(conn, ids, filters) == passing(conn, ids, filters)
+    assert fts_lists._passing(conn, ids, Filters(project=PROJECT)) == {2, 3, 5}
+    seen = []
+    conn.exec_trace = lambda _c, sql, _b: seen.append(sql) or True
+    try:
+        fts_lists._passing(conn, ids, Filters(project=PROJECT))
+    finally:
+        conn.exec_trace = None
+    plan = conn.execute("EXPLAIN QUERY PLAN " + seen[-1],
+                        (PROJECT, "[1]")).fetchall()
+    assert any("COVERING INDEX observations_project_live" in row[-1] for row in plan)
+
+
+def test_the_join_free_path_checks_the_rest_only_when_a_top_match_fails(conn, monkeypatch):
+    """The join-free path checks its top ``depth`` matches first; the next ``depth`` only
+    when one of those is filtered out (a superseded match), and the answer is the joined
+    query's either way."""
+    from memlite.storage import fts_lists
+
+    checked = []
+    real_passing = fts_lists._passing
+
+    def counting(c, ids, filters):
+        checked.append(len(ids))
+        return real_passing(c, ids, filters)
+
+    monkeypatch.setattr(fts_lists, "_passing", counting)
+    query = fts_query("common middling", any_term=True)
+    plan = fts_split.plan(conn, query)
+    rows = fts_lists._fts_dominant(conn, query, plan, Filters(), 10)
+    assert checked == [10] and rows is not None and len(rows) == 10
+    conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?",
+                 (rows[-1][0], rows[0][0]))  # the best match is replaced
+    checked.clear()
+    again = fts_lists._fts_dominant(conn, query, plan, Filters(), 10)
+    assert checked == [10, 10]
+    assert again == fts_lists._fts_joined(conn, query, plan, Filters(), 10)
+    assert again == rows[1:] + [again[-1]] and again[-1] not in rows
+
+
+def test_full_text_mode_reads_only_the_list_it_shows(conn, monkeypatch):
+    """``mode="fts"`` asks the BM25 list for ``limit`` hits, not the fusion's depth (its
+    list is the answer); with superseded rows shown, the deeper list is kept (a replaced
+    hit moves below its replacement, which may be found further down); the hits are the
+    same as the deep list's top."""
+    import memlite.storage.search as engine
+
+    depths = []
+    real_fts_list = engine.fts_list
+
+    def fts_list(c, text, filters, depth, **kwargs):
+        depths.append(depth)
+        return real_fts_list(c, text, filters, depth, **kwargs)
+
+    monkeypatch.setattr(engine, "fts_list", fts_list)
+    text = "zebra middling common"
+    shown = [h.observation.id for h in search(conn, text, mode="fts", limit=5).hits]
+    assert depths == [5]
+    deep = real_fts_list(conn, text, Filters(), engine.DEFAULT_FUSION.depth)
+    assert shown == deep.ids[:5]
+    search(conn, text, mode="fts", limit=5, filters=Filters(include_superseded=True))
+    assert depths == [5, engine.DEFAULT_FUSION.depth]
