@@ -200,7 +200,7 @@ def test_a_search_with_no_project_filter_uses_an_index_over_every_project(db, ad
 
 
 def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observation):
-    from memlite.storage import search as engine
+    from memlite.storage import fts_lists as engine
 
     rng = np.random.default_rng(10)
     words = ["alpha", "beta", "gamma", "delta", "omega"]
