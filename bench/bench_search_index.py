@@ -253,7 +253,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
                     walls.append(time.perf_counter() - t0)
                     cpus.append(time.process_time() - c0)
                 tops: dict[tuple[str, str], list[int]] = {}
-                for mode, key, knn, fts, concurrent_embed in paths:
+                for mode, key, knn, fts, _meanwhile in paths:
                     use(knn, fts)
                     t0, c0 = time.perf_counter(), time.process_time()
                     if mode == "hybrid":
