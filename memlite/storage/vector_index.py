@@ -237,17 +237,19 @@ class ProjectIndex:
     def codes_for(self, ids: Sequence[int]) -> dict[int, bytes] | None:
         """The int8 codes of ``ids`` held in memory (live rows only; ids without one are
         left out), the same bytes as the codes table's; None when this index holds no
-        codes or its ids are not in ascending order (the caller reads SQLite)."""
-        if self.codes is None or not self.ascending:
-            return None
-        n = self.count
-        wanted = np.asarray(ids, dtype=np.int64)
-        rows = np.minimum(np.searchsorted(self.ids[:n], wanted), max(n - 1, 0))
-        if n == 0:
-            return {}
-        found = (self.ids[rows] == wanted) & self.alive[rows]
-        return {int(oid): self.codes[row].tobytes()
-                for oid, row in zip(wanted[found].tolist(), rows[found].tolist(), strict=True)}
+        codes or its ids are not in ascending order (the caller reads SQLite). Takes
+        ``lock`` (another reader may be folding in rows)."""
+        with self.lock:
+            if self.codes is None or not self.ascending:
+                return None
+            n = self.count
+            if n == 0:
+                return {}
+            wanted = np.asarray(ids, dtype=np.int64)
+            rows = np.minimum(np.searchsorted(self.ids[:n], wanted), n - 1)
+            found = (self.ids[rows] == wanted) & self.alive[rows]
+            return {int(oid): self.codes[row].tobytes() for oid, row in
+                    zip(wanted[found].tolist(), rows[found].tolist(), strict=True)}
 
     def distances(self, query: np.ndarray) -> np.ndarray:
         """Hamming distance of every row in use to the query's sign bits (dead rows:
