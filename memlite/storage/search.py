@@ -24,7 +24,11 @@ Modes
                   (the asked role first), and a temporal query ("current", "latest",
                   "what did we decide") favours the newest of the similar matches (see
                   ``memlite.storage.fusion``). ``fts`` and ``semantic`` stay each list
-                  alone, so that they can be measured against it.
+                  alone, so that they can be measured against it. When the in-memory
+                  index answers the KNN, it runs on a pool thread (after the query's
+                  embedding, when that is still being computed) while this thread builds
+                  the full-text list (``memlite.storage.vector_job``): same answer, the
+                  two lists' times overlap instead of adding up.
 
 With no query vector (no embedder, or a model change waiting for its reindex) or no
 vectors stored, ``semantic`` and ``hybrid`` answer with full text and say so in
