@@ -118,7 +118,9 @@ class ProjectIndex:
 
     @property
     def size(self) -> int:
-        return int(self.alive[:self.count].sum())
+        # count_nonzero, not sum: a bool sum casts every element (~6x the time; this
+        # runs for every search, twice on the full-text side: ``project_share``).
+        return int(np.count_nonzero(self.alive[:self.count]))
 
     @property
     def nbytes(self) -> int:
@@ -344,10 +346,11 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     knows (0.0 with no index yet): vectors indexed over the highest observation id, an
     underestimate after deletions. Lets full text skip a join that filters nothing."""
     index = _INDEXES.get((conn.filename, project))
-    if index is None or not index.size:
+    size = index.size if index is not None else 0
+    if not size:
         return 0.0
     top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0]) or 0
-    return index.size / top if top else 0.0
+    return size / top if top else 0.0
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
