@@ -24,7 +24,11 @@ Modes
                   (the asked role first), and a temporal query ("current", "latest",
                   "what did we decide") favours the newest of the similar matches (see
                   ``memlite.storage.fusion``). ``fts`` and ``semantic`` stay each list
-                  alone, so that they can be measured against it.
+                  alone, so that they can be measured against it. When the in-memory
+                  index answers the KNN, it runs on a pool thread (after the query's
+                  embedding, when that is still being computed) while this thread builds
+                  the full-text list (``memlite.storage.vector_job``): same answer, the
+                  two lists' times overlap instead of adding up.
 
 With no query vector (no embedder, or a model change waiting for its reindex) or no
 vectors stored, ``semantic`` and ``hybrid`` answer with full text and say so in
@@ -48,7 +52,7 @@ import apsw
 import attrs
 import numpy as np
 
-from memlite.storage import vector_index
+from memlite.storage import vector_index, vector_job
 from memlite.storage.filters import Filters, json_ids, passing
 from memlite.storage.fts_lists import Listed, fts_list
 from memlite.storage.fusion import (
@@ -182,8 +186,12 @@ def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
 
 
 def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
-                 depth: int, floor: float) -> Listed:
-    found = _neighbours(conn, vector, filters, depth)
+                 depth: int, floor: float,
+                 scored: vector_index.Ranked | None = None) -> Listed:
+    """The KNN's matches at or above ``floor``; ``scored``: the candidates a
+    ``vector_job`` already ranked (then only the filters are checked here)."""
+    found = _neighbours(conn, vector, filters, depth) if scored is None \
+        else vector_index.passing(conn, scored, depth, filters.where("o"))
     kept = [(oid, distance) for oid, distance in found if 1.0 - distance >= floor]
     return Listed([oid for oid, _ in kept], dict(kept))
 
@@ -273,10 +281,12 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     ``no_vector_reason`` says why ``query_vector`` is None (for the note), when the caller
     knows better than "no embedding model is loaded" (still loading, timed out...).
 
-    ``query_vector`` may be a ``VectorSource``: in ``hybrid`` mode the full-text list is
-    built first and the source called only then, so that the caller can embed the query
+    ``query_vector`` may be a ``VectorSource``, so that the caller can embed the query
     on another thread while full text runs (the HTTP API does: MiniLM takes ~3 ms, the
-    BM25 list as long at 100k observations).
+    BM25 list as long at 100k observations). In ``hybrid`` mode, when the in-memory index
+    answers the KNN (a large project, no narrowing filter), the source is awaited and the
+    KNN run on a pool thread while this one builds the full-text list
+    (``memlite.storage.vector_job``); otherwise the source is called after full text.
 
     Raises:
         ValueError: ``mode`` is not one of ``MODES`` or ``limit`` is below 1.
@@ -294,9 +304,16 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     intent = analyse(text, framing=project_words(filters.project)) if mode == "hybrid" \
         else QueryIntent(text)
     fts: Listed | None = None
+    job: vector_job.VectorJob | None = None
+    scored: vector_index.Ranked | None = None
     if mode == "hybrid":  # needs no vector: runs while the query is being embedded
+        if query_vector is not None:  # and the KNN meanwhile, when the index allows
+            job = vector_job.start(conn, query_vector, filters, depth)
         fts = fts_list(conn, intent.text, filters, depth, coverage=True)
-    if callable(query_vector):
+    if job is not None:
+        query_vector, reason_given, scored = job.result()
+        no_vector_reason = no_vector_reason or reason_given
+    elif callable(query_vector):
         query_vector, reason_given = query_vector()
         no_vector_reason = no_vector_reason or reason_given
     note: str | None = None
@@ -314,12 +331,14 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
             if mode != "semantic" or not use_vectors else Listed([], {})
     vec = Listed([], {})
     if use_vectors and query_vector is not None:
-        vec = _vector_list(conn, query_vector, filters, depth, RELEVANCE_FLOOR.get(model, 0.0))
+        vec = _vector_list(conn, query_vector, filters, depth, RELEVANCE_FLOOR.get(model, 0.0),
+                           scored)
     if mode == "hybrid":
         mode_used = "hybrid" if use_vectors else "fts"
         files, other_files = _file_lists(conn, intent, filters, depth)
         candidates = list(dict.fromkeys([*fts.ids, *vec.ids, *files, *other_files]))
-        created = _created(conn, candidates)
+        facts = _facts(conn, candidates)
+        created = {oid: fact[0] for oid, fact in facts.items()}
         newest = sorted(candidates, key=lambda oid: (-created[oid], -oid)) \
             if fusion.recency_weight else ()
         ranked = fuse(fts.ids, vec.ids, fusion=fusion, newest_first=newest,
@@ -332,7 +351,7 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
                               file_ids=files, other_file_ids=other_files,
                               fts_coverage=fts.coverage, dated_ids=dated)
         if intent.temporal:
-            like = _like_best(conn, ranked[:fusion.temporal_depth]) \
+            like = _like_best(conn, ranked[:fusion.temporal_depth], facts, job) \
                 if use_vectors and fusion.temporal_like < 1.0 else None
             ranked = favour_newest(ranked, created, fusion=fusion, like_best=like)
     elif not use_vectors:
@@ -343,11 +362,11 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         ranked = [(oid, 1.0 - vec.measure[oid]) for oid in vec.ids]
     if mode == "hybrid" and use_vectors and fusion.diversity:
         head = [oid for oid, _ in ranked[:fusion.diversity_window]]
-        ranked = diversify(ranked, _codes_of(conn, head), fusion=fusion)
+        ranked = diversify(ranked, _codes_of(conn, head, job), fusion=fusion)
     if mode == "hybrid" and fusion.followup_slot and ranked:
         listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
-        ranked = admit_followup(ranked, listed, _sessions(conn, [ranked[0][0], *listed]),
-                                created, fusion=fusion)
+        sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
+        ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion)
     if mode == "hybrid" and intent.date_only:
         ranked = _that_day_first(conn, ranked, intent, filters, depth)
     if filters.include_superseded:
@@ -391,20 +410,20 @@ def _that_day_first(conn: apsw.Connection, ranked: list[tuple[int, float]],
         [(oid, score) for oid, score in ranked if oid not in listed]
 
 
-def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]]) -> dict[int, float]:
+def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]],
+               facts: dict[int, tuple[int, str, str]],
+               job: vector_job.VectorJob | None) -> dict[int, float]:
     """Cosine of each of ``ranked``'s vectors (int8 codes) to the first one's: how much
     each match is about the same thing as the best (``fusion.favour_newest``). Only
     matches that can replace an earlier state are listed: not discoveries."""
     if not ranked:
         return {}
     ids = [oid for oid, _ in ranked]
-    codes = _codes_of(conn, ids)
+    codes = _codes_of(conn, ids, job)
     top = codes.get(ranked[0][0])
     # A discovery adds to what is known, it replaces nothing (``topics.SUPERSEDING_TYPES``
     # reasons the same way): it is never lifted as the newer state of the best match.
-    replacing = {r[0] for r in conn.execute(
-        "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?)) "
-        "AND type != 'discovery'", (json_ids(ids[1:]),))}
+    replacing = {oid for oid in ids[1:] if oid in facts and facts[oid][2] != "discovery"}
     codes = {oid: code for oid, code in codes.items() if oid in replacing}
     if top is None:
         return {}
@@ -418,11 +437,16 @@ def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]]) -> di
     return out
 
 
-def _codes_of(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, bytes]:
-    """The int8 vector codes of ``ids`` (primary-key reads of small rows: a vec0 lookup
-    by id would read a whole chunk per row); ids without a code are left out."""
+def _codes_of(conn: apsw.Connection, ids: Sequence[int],
+              job: vector_job.VectorJob | None = None) -> dict[int, bytes]:
+    """The int8 vector codes of ``ids``: from the memory of the index ``job`` searched
+    (brought up to date by this search), else primary-key reads of small rows (a vec0
+    lookup by id would read a whole chunk per row); ids without a code are left out."""
     if not ids:
         return {}
+    held = job.index.codes_for(ids) if job is not None else None
+    if held is not None:
+        return held
     try:
         rows = conn.execute(
             f"SELECT observation_id, code FROM {CODES_TABLE} WHERE observation_id IN "
@@ -439,20 +463,15 @@ def _followup_candidates(fts_ids: Sequence[int], vector_ids: Sequence[int],
     return list(dict.fromkeys(oid for pair in pairs for oid in pair if oid is not None))
 
 
-def _sessions(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
-    rows = conn.execute(
-        "SELECT id, session_id FROM observations WHERE id IN "
-        "(SELECT value FROM json_each(?))", (json_ids(ids),))
-    return {r[0]: r[1] for r in rows}
-
-
-def _created(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, int]:
+def _facts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, tuple[int, str, str]]:
+    """``id -> (created_at_epoch, session_id, type)`` of the fusion's candidates: one
+    read for the recency, follow-up and like-the-best steps (three reads before)."""
     if not ids:
         return {}
     rows = conn.execute(
-        "SELECT id, created_at_epoch FROM observations WHERE id IN "
+        "SELECT id, created_at_epoch, session_id, type FROM observations WHERE id IN "
         "(SELECT value FROM json_each(?))", (json_ids(ids),))
-    return {r[0]: r[1] for r in rows}
+    return {integer(r[0]): (integer(r[1]), str(r[2]), str(r[3])) for r in rows}
 
 
 def _superseded_last(conn: apsw.Connection, ranked: list[tuple[int, float]],

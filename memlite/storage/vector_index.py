@@ -53,6 +53,7 @@ whose threads, on a busy 2-CPU machine, turned a 0.2 ms product of 8,000 rows in
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -64,7 +65,7 @@ from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_non
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
 __all__ = ["CANDIDATES", "CODES_BUDGET", "MIN_VECTORS", "SQL_CANDIDATES", "ProjectIndex",
-           "nearest", "project_share", "reset"]
+           "Ranked", "nearest", "passing", "prepared", "project_share", "reset", "scored"]
 
 MIN_VECTORS = 4_000
 """A project with fewer vectors is searched with the exact KNN. sqlite-vec's exact KNN
@@ -106,6 +107,7 @@ class ProjectIndex:
         self.built_size = 0
         self.changed = 0
         self.count = 0
+        self.ascending = True  # ids[:count] strictly ascending (``codes_for``'s lookup)
         self.mean: np.ndarray | None = None  # of the int8 codes (their own scale)
         self.ids = np.zeros(0, dtype=np.int64)
         self.words = np.zeros((0, 0), dtype=np.uint64)  # (dim / 64, capacity)
@@ -116,7 +118,9 @@ class ProjectIndex:
 
     @property
     def size(self) -> int:
-        return int(self.alive[:self.count].sum())
+        # count_nonzero, not sum: a bool sum casts every element (~6x the time; this
+        # runs for every search, twice on the full-text side: ``project_share``).
+        return int(np.count_nonzero(self.alive[:self.count]))
 
     @property
     def nbytes(self) -> int:
@@ -169,6 +173,7 @@ class ProjectIndex:
         if new:
             self._grow(n + len(new))
             self.ids[n:n + len(new)] = [oid for oid, _ in new]
+            self.ascending = self.ascending and _ascending(self.ids[max(n - 1, 0):n + len(new)])
             self._set(slice(n, n + len(new)), _codes([code for _, code in new]))
             self.alive[n:n + len(new)] = True
             self.count = n + len(new)
@@ -215,6 +220,7 @@ class ProjectIndex:
             return
         n, dim = codes.shape
         self.ids = np.asarray([oid for oid, _ in rows], dtype=np.int64)
+        self.ascending = _ascending(self.ids)
         self.words = np.zeros(((dim + 63) // 64, n), dtype=np.uint64)
         self.inv_norms = np.zeros(n, dtype=np.float32)
         self.alive = np.ones(n, dtype=bool)
@@ -225,6 +231,27 @@ class ProjectIndex:
             self._set(part, codes[part])
         self.count = n
         self.built_size, self.changed = n, 0
+
+    def usable(self, dim: int) -> bool:
+        """Whether this index answers ``dim``-wide queries (else the exact KNN does)."""
+        return self.mean is not None and self.size >= MIN_VECTORS and dim == len(self.mean)
+
+    def codes_for(self, ids: Sequence[int]) -> dict[int, bytes] | None:
+        """The int8 codes of ``ids`` held in memory (live rows only; ids without one are
+        left out), the same bytes as the codes table's; None when this index holds no
+        codes or its ids are not in ascending order (the caller reads SQLite). Takes
+        ``lock`` (another reader may be folding in rows)."""
+        with self.lock:
+            if self.codes is None or not self.ascending:
+                return None
+            n = self.count
+            if n == 0:
+                return {}
+            wanted = np.asarray(ids, dtype=np.int64)
+            rows = np.minimum(np.searchsorted(self.ids[:n], wanted), n - 1)
+            found = (self.ids[rows] == wanted) & self.alive[rows]
+            return {int(oid): self.codes[row].tobytes() for oid, row in
+                    zip(wanted[found].tolist(), rows[found].tolist(), strict=True)}
 
     def distances(self, query: np.ndarray) -> np.ndarray:
         """Hamming distance of every row in use to the query's sign bits (dead rows:
@@ -257,6 +284,10 @@ class ProjectIndex:
         dots = np.einsum("ij,j->i", np.take(self.codes, rows, axis=0), query)
         cosine = dots * self.inv_norms[rows] / max(float(np.linalg.norm(query)), 1e-12)
         return self.ids[rows], cosine
+
+
+def _ascending(ids: np.ndarray) -> bool:
+    return bool(np.all(ids[1:] > ids[:-1]))
 
 
 def _words(signs: np.ndarray) -> np.ndarray:
@@ -315,10 +346,11 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     knows (0.0 with no index yet): vectors indexed over the highest observation id, an
     underestimate after deletions. Lets full text skip a join that filters nothing."""
     index = _INDEXES.get((conn.filename, project))
-    if index is None or not index.size:
+    size = index.size if index is not None else 0
+    if not size:
         return 0.0
     top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0]) or 0
-    return index.size / top if top else 0.0
+    return size / top if top else 0.0
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
@@ -332,30 +364,66 @@ def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
         return None
     query = np.frombuffer(vector, dtype=np.float32)
     with index.lock:
-        if index.mean is None or index.size < MIN_VECTORS or query.shape[0] != len(index.mean):
+        if not index.usable(query.shape[0]):
             return None
         in_memory = index.codes is not None
-        if in_memory:
-            ids, cosine = index.rescored(query, index.candidates(query, max(CANDIDATES, k)))
-        else:
-            ids = index.ids[index.candidates(query, max(SQL_CANDIDATES, k))]
-    if not in_memory:
-        ids, cosine = _rescored_from_sql(conn, ids, query)
+    if in_memory:
+        return passing(conn, scored(index, vector, k), k, where)
+    with index.lock:
+        ids = index.ids[index.candidates(query, max(SQL_CANDIDATES, k))]
+    ids, cosine = _rescored_from_sql(conn, ids, query)
+    return passing(conn, _best_first(ids, cosine, 2 * k), k, where)
+
+
+def prepared(conn: apsw.Connection, project: str | None, dim: int) -> ProjectIndex | None:
+    """The index of ``project`` brought up to date, when it can answer a ``dim``-wide
+    query without SQLite (codes in memory, enough vectors); else None.
+
+    With ``scored`` and ``passing``, the three steps of ``nearest`` for a caller that
+    overlaps the KNN with other work (``memlite.storage.search``): ``prepared`` and
+    ``passing`` read SQLite (on the caller's connection), ``scored`` is numpy alone and
+    may run on another thread meanwhile (an apsw connection must not be used by two
+    threads at once)."""
+    index = _index_for(conn, project)
+    if index is None:
+        return None
+    with index.lock:
+        return index if index.usable(dim) and index.codes is not None else None
+
+
+Ranked = Iterator[list[tuple[int, float]]]
+"""``(id, cosine distance)`` closest first, in chunks (``_best_first``)."""
+
+
+def scored(index: ProjectIndex, vector: bytes, k: int) -> Ranked:
+    """The candidates of ``index`` (from ``prepared``) nearest ``vector``, rescored,
+    closest first in chunks; the first chunk (``2k``) is already sorted. No SQLite."""
+    query = np.frombuffer(vector, dtype=np.float32)
+    with index.lock:
+        ids, cosine = index.rescored(query, index.candidates(query, max(CANDIDATES, k)))
+    chunks = _best_first(ids, cosine, 2 * k)
+    first = next(chunks, None)
+    return itertools.chain([first] if first is not None else [], chunks)
+
+
+def passing(conn: apsw.Connection, chunks: Ranked, k: int,
+            where: tuple[list[str], list[Any]]) -> list[tuple[int, float]]:
+    """The first ``k`` of ``chunks`` that pass ``where`` (conditions on
+    ``observations AS o``: project, supersession), closest first."""
     clauses, params = where
     out: list[tuple[int, float]] = []
-    for chunk in _best_first(ids, cosine, 2 * k):
-        passing = {r[0] for r in conn.execute(
+    for chunk in chunks:
+        kept = {r[0] for r in conn.execute(
             "SELECT o.id FROM observations AS o WHERE o.id IN (SELECT value FROM json_each(?))"
             f"{''.join(' AND ' + c for c in clauses)}",
             (_json([oid for oid, _ in chunk]), *params))}
-        out.extend(hit for hit in chunk if hit[0] in passing)
+        out.extend(hit for hit in chunk if hit[0] in kept)
         if len(out) >= k:
             break
     return out[:k]
 
 
-def _best_first(ids: np.ndarray, cosine: np.ndarray,
-                first: int) -> Iterator[list[tuple[int, float]]]:
+def _best_first(ids: np.ndarray, cosine: np.ndarray, first: int) -> Ranked:
     """``(id, cosine distance)`` closest first, in chunks of ``first``, then 4x as many,
     and so on; sorting only as far as the chunks reach (most searches need one)."""
     start, step = 0, first

@@ -148,3 +148,14 @@ def test_the_session_does_not_spin_after_a_run(model_cache):
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
     assert embedder.embed(SENTENCES[:1]).shape == (1, 384)
+
+
+def test_one_intra_op_thread_on_two_cpus_and_the_same_vectors(model_cache, monkeypatch):
+    """On 2 CPUs the query's embedding runs beside the search's full text: one thread
+    (faster and cheaper for a short query there), two from 4 CPUs; vectors unchanged."""
+    assert [minilm.default_threads(n) for n in (1, 2, 4, 16)] == [1, 1, 2, 2]
+    monkeypatch.setattr(minilm.os, "cpu_count", lambda: 2)
+    one = minilm.MiniLMEmbedder(cache_dir=model_cache)
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    two = minilm.MiniLMEmbedder(cache_dir=model_cache, threads=2)
+    assert (one.embed(SENTENCES) == two.embed(SENTENCES)).all()
