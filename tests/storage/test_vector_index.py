@@ -201,6 +201,13 @@ def test_a_search_with_no_project_filter_uses_an_index_over_every_project(db, ad
 
 def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observation):
     from memlite.storage import fts_lists as engine
+    from memlite.storage import fts_split
+
+    def dominant(query, filters):
+        return engine._fts_dominant(db, query, fts_split.plan(db, query), filters, 20)
+
+    def joined(query, filters):
+        return engine._fts_joined(db, query, fts_split.plan(db, query), filters, 20)
 
     rng = np.random.default_rng(10)
     words = ["alpha", "beta", "gamma", "delta", "omega"]
@@ -214,26 +221,26 @@ def test_full_text_skips_the_join_only_when_it_changes_nothing(db, add_observati
     db.execute("UPDATE observations SET superseded_by = 2 WHERE id = 1")
     a = Filters(project="/repo/a")
     assert vector_index.project_share(db, "/repo/a") == 0.0  # no index yet: joined query
-    assert engine._fts_dominant(db, '"alpha"', a, 20) is None
+    assert dominant('"alpha"', a) is None
     indexed(db, clustered(rng, 1)[0], 3)  # the index now knows /repo/a holds 3/4
     assert vector_index.project_share(db, "/repo/a") == pytest.approx(0.75, abs=0.01)
     for query in ('"alpha"', '"beta" OR "omega"', '"gamma" OR "delta" OR "alpha"'):
-        fast = engine._fts_dominant(db, query, a, 20)
+        fast = dominant(query, a)
         assert fast is not None
-        assert sorted(fast) == sorted(engine._fts_joined(db, query, a, 20))
+        assert sorted(fast) == sorted(joined(query, a))
     # No project filter: every row is in scope, so the same shortcut holds.
     for query in ('"alpha"', '"beta" OR "omega"'):
-        fast = engine._fts_dominant(db, query, Filters(), 20)
+        fast = dominant(query, Filters())
         assert fast is not None
-        assert sorted(fast) == sorted(engine._fts_joined(db, query, Filters(), 20))
+        assert sorted(fast) == sorted(joined(query, Filters()))
     # /repo/b holds a quarter: always the joined query.
-    assert engine._fts_dominant(db, '"alpha"', Filters(project="/repo/b"), 20) is None
+    assert dominant('"alpha"', Filters(project="/repo/b")) is None
     # A narrowing filter, or too few of the unfiltered top passing: the joined query.
     narrow = Filters(project="/repo/a", session_id="nobody")
-    assert engine._fts_dominant(db, '"alpha"', narrow, 20) is None
+    assert dominant('"alpha"', narrow) is None
     db.execute("UPDATE observations SET superseded_by = 2 WHERE id > 2 AND id <= 280")
-    assert engine._fts_dominant(db, '"alpha"', a, 20) is None
-    assert len(engine._fts_joined(db, '"alpha"', a, 20)) > 0
+    assert dominant('"alpha"', a) is None
+    assert len(joined('"alpha"', a)) > 0
 
 
 def test_past_the_codes_budget_the_candidates_codes_come_from_sqlite(db, add_observation,
