@@ -61,6 +61,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from memlite.storage.filters import json_ids
 from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_none
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
@@ -416,7 +417,7 @@ def passing(conn: apsw.Connection, chunks: Ranked, k: int,
         kept = {r[0] for r in conn.execute(
             "SELECT o.id FROM observations AS o WHERE o.id IN (SELECT value FROM json_each(?))"
             f"{''.join(' AND ' + c for c in clauses)}",
-            (_json([oid for oid, _ in chunk]), *params))}
+            (json_ids([oid for oid, _ in chunk]), *params))}
         out.extend(hit for hit in chunk if hit[0] in kept)
         if len(out) >= k:
             break
@@ -447,7 +448,7 @@ def _rescored_from_sql(conn: apsw.Connection, ids: np.ndarray,
     rows = conn.execute(
         f"SELECT observation_id, code FROM {CODES_TABLE} WHERE observation_id IN "
         "(SELECT value FROM json_each(?)) AND code IS NOT NULL",
-        (_json(np.sort(ids).tolist()),)).fetchall()
+        (json_ids(np.sort(ids).tolist()),)).fetchall()
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
     codes = _codes([blob(r[1]) for r in rows]).astype(np.float32)
@@ -455,7 +456,3 @@ def _rescored_from_sql(conn: apsw.Connection, ids: np.ndarray,
                                                               1e-12)
     cosine = np.einsum("ij,j->i", codes, query) / np.maximum(norms, 1e-12)
     return np.asarray([r[0] for r in rows], dtype=np.int64), cosine
-
-
-def _json(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
