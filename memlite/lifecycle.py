@@ -58,7 +58,7 @@ import socket
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from memlite import __version__, procs
@@ -124,7 +124,7 @@ def worker_version(env: Mapping[str, str] | None = None) -> str:
     return env.get(VERSION_OVERRIDE_ENV, "").strip() or __version__
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)  # no kw_only: the hook imports this on Python 3.9 (macOS)
 class WorkerInfo:
     """The contents of ``worker.pid``."""
 
@@ -143,7 +143,8 @@ class WorkerInfo:
             started = datetime.fromisoformat(self.started_at)
         except ValueError:
             return 0.0
-        return max(0.0, ((now or datetime.now(UTC)) - started).total_seconds())
+        now = now or datetime.now(timezone.utc)  # noqa: UP017 - imported by the hook on 3.9
+        return max(0.0, (now - started).total_seconds())
 
     def to_json(self) -> dict[str, object]:
         return {"pid": self.pid, "port": self.port, "startedAt": self.started_at,
@@ -323,7 +324,7 @@ def _lock_is_stale(path: Path) -> bool:
     data = _read_json(path)
     holder = _int(data.get("pid")) if data else None
     stamp = data.get("time") if data else None
-    if holder is None or not isinstance(stamp, int | float):
+    if holder is None or not isinstance(stamp, (int, float)):
         return time.time() - mtime > UNWRITTEN_LOCK_SECONDS
     return not pid_alive(holder) or time.time() - stamp > STALE_LOCK_SECONDS
 
@@ -396,7 +397,7 @@ def read_start_error(data_dir: Path, *, pid: int | None = None, since: float | N
     stamp = data.get("time")
     if pid is not None and data.get("pid") != pid:
         return None
-    if since is not None and not (isinstance(stamp, int | float) and stamp >= since):
+    if since is not None and not (isinstance(stamp, (int, float)) and stamp >= since):
         return None
     message = str(data.get("message") or "the worker failed to start")
     return PortInUse(message) if data.get("code") == EXIT_PORT_IN_USE else WorkerError(message)

@@ -84,7 +84,7 @@ spawn another for this long: each would fail the same way, one per hook. Hooks s
 meanwhile; an explicit ``memlite worker start`` always tries."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)  # no kw_only: the hook imports this on Python 3.9 (macOS)
 class StartResult:
     """What :func:`start_worker` found or did. ``info`` is None only when not waiting."""
 

@@ -160,7 +160,7 @@ def _attempt(status: dict[str, object], default: int) -> int:
     """``int(status["attempt"] or default)``: the status file is ours (an int there), but it
     is read back from disk, so a hand-edited value still goes through ``int()``."""
     value = status.get("attempt") or default
-    if not isinstance(value, int | float | str):
+    if not isinstance(value, (int, float, str)):
         raise TypeError(f"attempt: expected a number, got {type(value).__name__}")
     return int(value)
 
@@ -244,7 +244,7 @@ def ensure_venv(data: str) -> int | None:
         return None
     status = read_status(data)
     retry_at = status.get("retry_at")
-    if status.get("state") == "failed" and isinstance(retry_at, int | float) \
+    if status.get("state") == "failed" and isinstance(retry_at, (int, float)) \
             and time.time() < retry_at:
         os.unlink(lock)
         return None
@@ -474,7 +474,7 @@ def describe(data: str) -> tuple[str, str]:
         if status.get("state") == "building":
             return "ok", f"plugin Python environment {where} ready; an update is being built"
         took = status.get("seconds")
-        extra = f", built in {took:.0f} s" if isinstance(took, int | float) else ""
+        extra = f", built in {took:.0f} s" if isinstance(took, (int, float)) else ""
         return "ok", f"plugin Python environment ready ({where}{extra})"
     log = os.path.join(data, INSTALL_LOG)
     if status.get("state") == "building":

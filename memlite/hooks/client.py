@@ -111,7 +111,7 @@ def _strs(values: Mapping[str, object], key: str) -> Iterable[str]:
     """A list-of-names setting of ``settings_spec.resolve``'s result (``_tool_list``
     returns a tuple of ``str``)."""
     value = values[key]
-    if not isinstance(value, tuple | list | frozenset | set):
+    if not isinstance(value, (tuple, list, frozenset, set)):
         raise settings_spec.SettingError(key, f"{key}: expected a list of names, got {value!r}")
     return value
 

@@ -126,7 +126,7 @@ class LeanServer:
         if "id" not in message:
             log.debug("notification %s", method)
             return None
-        if not (isinstance(rid, str | int) and not isinstance(rid, bool)):
+        if not (isinstance(rid, (str, int)) and not isinstance(rid, bool)):
             return _error(None, INVALID_REQUEST, "request id must be a string or a number")
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
@@ -197,7 +197,7 @@ class LeanServer:
             except Exception as exc:  # noqa: BLE001 - never crash on one message
                 log.exception("internal error")
                 rid = message.get("id") if isinstance(message, dict) else None
-                reply = _error(rid if isinstance(rid, str | int) else None, -32603,
+                reply = _error(rid if isinstance(rid, (str, int)) else None, -32603,
                                f"internal error: {type(exc).__name__}")
             if reply is not None:
                 self.send(reply)

@@ -358,7 +358,7 @@ _FULL_FIELDS = ("id", "created_at", "type", "title", "subtitle", "narrative", "f
 
 def memory_get(link: WorkerLink, args: dict[str, Any]) -> str:
     ids = args.get("ids")
-    if isinstance(ids, int | str) and not isinstance(ids, bool):
+    if isinstance(ids, (int, str)) and not isinstance(ids, bool):
         ids = [ids]
     if not isinstance(ids, list) or not ids:
         raise ToolError("ids is required: a list of observation ids from memory_search")
