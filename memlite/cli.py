@@ -21,7 +21,24 @@ from memlite.spool_cli import add_spool_command
 if TYPE_CHECKING:
     from memlite.lifecycle import WorkerInfo
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "seconds"]
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a duration in seconds, finite and greater than 0.
+
+    A zero, negative or NaN wait used to start a worker and then report it "not ready in
+    time" (or a doctor canary "not observed within -5 s"): a bad argument is refused
+    before anything runs.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a number of seconds greater than 0 (for example 20)")
+    return value
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -125,12 +142,13 @@ def _add_worker_commands(sub: argparse._SubParsersAction) -> None:
     commands = worker.add_subparsers(dest="worker_command", metavar="ACTION", required=True)
 
     start = commands.add_parser("start", help="start the worker (if needed) and wait until ready")
-    start.add_argument("--timeout", type=float, default=20.0, help="seconds to wait (default 20)")
+    start.add_argument("--timeout", type=seconds, default=20.0,
+                       help="seconds to wait (default 20)")
     start.add_argument("--json", action="store_true", help="print JSON")
     start.set_defaults(func=_cmd_worker_start)
 
     stop = commands.add_parser("stop", help="stop the worker (SIGTERM, then SIGKILL)")
-    stop.add_argument("--timeout", type=float, default=5.0,
+    stop.add_argument("--timeout", type=seconds, default=5.0,
                       help="seconds before SIGKILL (default 5)")
     stop.set_defaults(func=_cmd_worker_stop)
 
@@ -139,7 +157,8 @@ def _add_worker_commands(sub: argparse._SubParsersAction) -> None:
     status.set_defaults(func=_cmd_worker_status)
 
     restart = commands.add_parser("restart", help="stop, then start the worker")
-    restart.add_argument("--timeout", type=float, default=20.0, help="seconds to wait (default 20)")
+    restart.add_argument("--timeout", type=seconds, default=20.0,
+                         help="seconds to wait (default 20)")
     restart.add_argument("--json", action="store_true", help="print JSON")
     restart.set_defaults(func=_cmd_worker_restart)
 
@@ -380,20 +399,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="check memlite end to end: worker, observer, "
                                            "an event in and an observation out")
-    doctor.add_argument("--deadline", type=float, default=20.0,
+    doctor.add_argument("--deadline", type=seconds, default=20.0,
                         help="seconds the canary event may take to be observed (default 20)")
     doctor.set_defaults(func=_cmd_doctor)
 
     reindex = sub.add_parser("reindex", help="embed every observation again with the current "
                                              "model (EMBEDDER), showing progress")
-    reindex.add_argument("--timeout", type=float, default=20.0,
+    reindex.add_argument("--timeout", type=seconds, default=20.0,
                          help="seconds to wait for the worker to start (default 20)")
     reindex.add_argument("--json", action="store_true",
                          help="print the embedder's final status as JSON on stdout")
     reindex.set_defaults(func=_cmd_reindex)
 
     dashboard = sub.add_parser("dashboard", help="print a one-time login link to the dashboard")
-    dashboard.add_argument("--timeout", type=float, default=20.0,
+    dashboard.add_argument("--timeout", type=seconds, default=20.0,
                            help="seconds to wait for the worker (default 20)")
     dashboard.add_argument("--json", action="store_true", help="print JSON")
     dashboard.set_defaults(func=_cmd_dashboard)
