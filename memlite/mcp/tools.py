@@ -258,13 +258,18 @@ def _int(args: dict[str, Any], name: str, default: int | None, low: int, high: i
     return value
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _str(args: dict[str, Any], name: str, *, max_len: int = 1000) -> str | None:
     value = args.get(name)
     if value is None:
         return None
     if not isinstance(value, str):
         raise ToolError(f"{name} must be a string, not {json.dumps(value)[:40]}")
-    value = value.strip()
+    # JSON may carry a lone surrogate ("\udcff"), which no UTF-8 request can hold: it is
+    # searched as U+FFFD (the replacement character) instead of failing the call.
+    value = _LONE_SURROGATE.sub("\ufffd", value).strip()
     if len(value) > max_len:
         raise ToolError(f"{name} is longer than {max_len} characters")
     return value or None

@@ -254,3 +254,29 @@ async def test_mcp_enabled_false_lists_no_tools(mcp_env):
         assert (await client.list_tools()).tools == []
         text, error = await call(client, "memory_search", {"query": "x"})
         assert error and "MCP_ENABLED=false" in text
+
+
+def test_a_lone_surrogate_in_an_argument_is_searched_not_an_encoding_error(mcp_env, worker,
+                                                                          seeded):
+    """JSON may escape a lone surrogate (``"\\udcff"``), which no UTF-8 request can carry:
+    the search runs (as U+FFFD) instead of failing with UnicodeEncodeError, and a filter
+    holding one is refused by its own rule. (The SDK's client cannot send one: raw lines.)"""
+    calls = [{"query": "parser \udcff"}, {"query": "\ud800"},
+             {"query": "parser", "type": "bug\udcff"}]
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+               "params": {"name": "memory_search", "arguments": args}}
+              for n, args in enumerate(calls)]
+    stdin = "".join(json.dumps(x) + "\n" for x in lines)  # ASCII: "\udcff" escapes
+    done = subprocess.run([str(REPO / "plugin" / "scripts" / "memlite-mcp")],
+                          input=stdin.encode(), env=mcp_env, capture_output=True, timeout=60)
+    by_id = {r.get("id"): r["result"] for r in map(json.loads, done.stdout.splitlines())
+             if r.get("id", 0) >= 10}
+    texts = [by_id[10 + n]["content"][0]["text"] for n in range(len(calls))]
+    assert not by_id[10]["isError"] and seeded["bugfix"] in ids_in(texts[0]), texts[0]
+    assert not by_id[11]["isError"], texts[1]
+    assert by_id[12]["isError"] and "not an observation type" in texts[2], texts[2]
+    assert not any("UnicodeEncodeError" in t for t in texts), texts
