@@ -16,7 +16,9 @@ The tools read through the worker's HTTP API (``/api/search/index``, ``/api/time
 ``/api/observations/batch``) with the raw-socket client of the hook and the bearer token.
 Worker down: it is started (``spawn.start_worker``, waiting at most
 ``WORKER_START_SECONDS``) with the worker's interpreter; without one (the plugin's venv is
-still being built) the tool answers "memlite is still installing".
+still being built) the tool answers "memlite is still installing", and after a failed
+build "memlite cannot start:" with the reason and the build's log (``memlite doctor``'s
+line), since it will not work "in a minute".
 """
 
 from __future__ import annotations
@@ -216,6 +218,10 @@ class WorkerLink:
 
         python = bootstrap.worker_python()
         if python is None:
+            plugin_data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+            level, why = bootstrap.describe(plugin_data) if plugin_data else ("", "")
+            if level == "FAIL":  # not "in a minute": it waits for its retry, or a fix
+                raise ToolError(f"memlite cannot start: {why}")
             raise ToolError("memlite is still installing (its Python environment is being "
                             "built in the background); memory tools will work in a minute")
         from memlite.errors import MemliteError

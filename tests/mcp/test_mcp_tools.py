@@ -194,6 +194,26 @@ async def test_without_the_plugin_venv_it_starts_and_says_still_installing(mcp_e
     assert worker_pids(data_dir) == set()
 
 
+async def test_a_failed_plugin_venv_build_is_said_not_still_installing(mcp_env, seeded,
+                                                                        data_dir, tmp_path):
+    """After a failed build the tools say why and where the log is, not "in a minute"
+    (seen in a round-6 trial: a build that could not reach the package index)."""
+    plugin_data = tmp_path / "plugin-data"
+    plugin_data.mkdir()
+    (plugin_data / "venv-status.json").write_text(json.dumps({
+        "state": "failed", "attempt": 2, "time": 1.0, "retry_at": 4102444800.0,
+        "error": "pip install failed: No matching distribution found for trio"}))
+    # retry_at is far ahead: no build starts here (ensure_venv waits out the backoff)
+    env = {k: v for k, v in mcp_env.items() if k != "MEMLITE_PYTHON"}
+    env["CLAUDE_PLUGIN_DATA"] = str(plugin_data)
+    async with connect(env) as client:
+        text, error = await call(client, "memory_search", {"query": "parser"})
+    assert error and "still installing" not in text, text
+    assert "memlite cannot start" in text and "No matching distribution found" in text, text
+    assert "venv-install.log" in text, text
+    assert worker_pids(data_dir) == set()
+
+
 @pytest.mark.parametrize("impl", ["lean", "mcpserver"])
 async def test_memlite_mcp_cli_both_implementations(mcp_env, worker, seeded, impl):
     argv = (sys.executable, "-m", "memlite", "mcp", "--impl", impl)
