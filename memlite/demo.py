@@ -7,8 +7,9 @@
    hook entry point, one process per event, stdin to stdout, as Claude Code runs it.
 4. Start the "next session": one more SessionStart through the hook, and print the
    ``additionalContext`` it answers: the context block Claude would receive.
-5. One search (``GET /api/search``) and a dashboard login URL (``POST
-   /api/auth/login-link``), with the install's bearer token.
+5. One search (``GET /api/search``) with the install's bearer token, and with ``--keep``
+   a dashboard login URL (``POST /api/auth/login-link``); without it the worker stops
+   at the end, so no link is printed that would not open.
 6. Say which observer backend compressed the events. Until the observer issue lands
    that is "none yet": the events are stored, not compressed, and the context shows
    them as raw activity.
@@ -147,9 +148,13 @@ def _main(base: Path, keep: bool) -> int:
               f"{len(found['summaries'])} summaries, {len(found['prompts'])} prompts")
         for hit in found["prompts"][:3]:
             print(f"  prompt: {hit['prompt_text'][:100]}")
-        link = _api(info.port, token, "POST", "/api/auth/login-link")
-        print(f"\ndashboard (one-time login, {int(link.get('expires_in', 300))} s): "
-              f"{link['url']}")
+        if keep:  # without --keep the worker stops in a moment: a link would be dead
+            link = _api(info.port, token, "POST", "/api/auth/login-link")
+            print(f"\ndashboard (one-time login, {int(link.get('expires_in', 300))} s): "
+                  f"{link['url']}")
+        else:
+            print("\ndashboard: `memlite demo --keep` leaves this worker running and prints "
+                  "a login link; `memlite dashboard` opens your own memory's")
         print(f"observer backend: {OBSERVER_BACKEND}")
         return 0 if block else 1
     finally:

@@ -7,10 +7,17 @@ import os
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from memlite.demo import load_recorded_session
 from memlite.lifecycle import pid_alive
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the login's own answer (with its cookie), not the page it leads to
 
 
 def _demo(tmp_path, *args):
@@ -45,7 +52,9 @@ def test_demo_replays_through_the_hook_and_prints_the_next_context(tmp_path):
     # Any-term BM25 (issue 14) also ranks the observations that hold one of the words.
     assert re.search(
         r"search 'expired login' .*: [1-9][0-9]* observations, 1 summaries, 1 prompts", out)
-    assert re.search(r"http://127\.0\.0\.1:\d+/login\?code=\S+", out)
+    # The worker stops when the demo ends: no login link that would not open.
+    assert not re.search(r"/login\?code=", out)
+    assert "memlite demo --keep" in out
     assert "observer backend: rules (deterministic, no AI" in out
     worker_pid = int(re.search(r"worker ready in .* pid (\d+)", out).group(1))
     assert not pid_alive(worker_pid)
@@ -59,6 +68,15 @@ def test_demo_keep_leaves_the_worker_and_a_readable_database(tmp_path):
     pid = int(re.search(r"worker \(pid (\d+)\) is still running", out).group(1))
     try:
         assert pid_alive(pid)
+        # The printed login link opens the dashboard while the kept worker runs.
+        link = re.search(r"http://127\.0\.0\.1:\d+/login\?code=\S+", out).group(0)
+        opener = urllib.request.build_opener(_NoRedirect)
+        try:
+            answer = opener.open(link, timeout=10)
+            status, cookie = answer.status, answer.headers.get("Set-Cookie", "")
+        except urllib.error.HTTPError as redirect:
+            status, cookie = redirect.code, redirect.headers.get("Set-Cookie", "")
+        assert status in (200, 302, 303) and "HttpOnly" in cookie, (status, cookie)
         assert (base / "data" / "memlite.db").stat().st_size > 0
         assert (base / "data" / "settings.json").exists()
     finally:
