@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.memlite-installed
+DEMO_STAMP := $(VENV)/.memlite-runtime-installed
+PYCHECK := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memlite needs Python 3.11 or newer: set PYTHON=/path/to/python3.11")'
 
 .PHONY: demo test bench venv clean constraints
 
@@ -13,15 +15,30 @@ venv: $(STAMP)
 
 # The test venv installs exactly what constraints.txt pins (the versions the plugin's
 # bootstrap installs too), with claude-agent-sdk from its wheel: the real-CLI e2e tests
-# run the Claude Code CLI bundled in it. The plugin venv takes the sdist (no bundled CLI).
+# run the Claude Code CLI bundled in it. The plugin venv takes the sdist (no bundled CLI),
+# and so does `make demo`: after one, the wheel replaces it here.
 $(STAMP): pyproject.toml constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "memlite needs Python 3.11 or newer: set PYTHON=/path/to/python3.11")'
+	@$(PYCHECK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	if [ -f $(DEMO_STAMP) ]; then $(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	    --force-reinstall --no-deps --only-binary claude-agent-sdk -c constraints.txt claude-agent-sdk; fi
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo needs memlite's runtime dependencies only, as the plugin's venv: not the test
+# tools (Playwright, schemathesis, the extras) nor the 385 MB Claude Code CLI that
+# claude-agent-sdk's wheel bundles (its sdist, as the plugin's bootstrap installs it).
+# A venv that `make test` already filled has all of it.
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	@$(PYCHECK)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt constraints.txt ]; then :; \
+	else $(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	    --no-binary claude-agent-sdk -c constraints.txt -e .; fi
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/memlite demo
 
 test: $(STAMP)
