@@ -47,13 +47,24 @@ def _retry(args: argparse.Namespace) -> int:
     return 0
 
 
+def count(text: str) -> int:
+    """An argparse type: a whole number, 0 or more (``--latest -1`` showed all but one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number 0 or greater")
+    return value
+
+
 def add_spool_command(sub: Any) -> None:
     """Add ``memlite spool status|retry`` to the CLI's subparsers."""
     parser = sub.add_parser("spool", help="the hook spool: what waits, what is quarantined, "
                                           "retry the quarantined events")
     actions = parser.add_subparsers(dest="spool_command", metavar="ACTION", required=True)
     status = actions.add_parser("status", help="files waiting and quarantined events")
-    status.add_argument("--latest", type=int, default=5, help="newest reasons to show")
+    status.add_argument("--latest", type=count, default=5, help="newest reasons to show")
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(func=_status)
     retry = actions.add_parser("retry", help="put quarantined events back in the spool")

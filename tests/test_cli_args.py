@@ -4,7 +4,8 @@ Found in a new-user trial (docs/user-trials.md, round 6): ``memlite worker start
 --timeout -1``, ``reindex --timeout -1``, ``dashboard --timeout -1`` and ``worker restart
 --timeout 0`` started a worker, stopped it, and said it "was not ready in time, see
 worker.log"; ``--timeout nan`` waited for nothing; ``doctor --deadline -5`` ran the
-canary and failed it "within -5 s".
+canary and failed it "within -5 s"; ``spool status --latest -1`` showed all reasons but
+the oldest.
 """
 
 from __future__ import annotations
@@ -44,3 +45,11 @@ def test_a_refused_wait_starts_no_worker(data_dir):
     assert "greater than 0" in done.stderr and "not ready in time" not in done.stderr
     assert not (data_dir / "worker.pid").exists()
     assert not (data_dir / "worker.log").exists()
+
+
+@pytest.mark.parametrize("bad", ["-1", "2.5", "x"])
+def test_spool_status_latest_takes_a_count(bad, capsys):
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["spool", "status", "--latest", bad])
+    assert exited.value.code == 2 and "--latest" in capsys.readouterr().err
+    assert build_parser().parse_args(["spool", "status", "--latest", "0"]).latest == 0
