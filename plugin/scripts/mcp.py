@@ -9,6 +9,10 @@ answer "memlite is still installing" until the worker can be started.
 import os
 import sys
 
+if sys.version_info < (3, 9):  # noqa: UP036 - this file runs on whatever python3 there is
+    sys.stderr.write(f"memlite-mcp: needs Python 3.9 or newer, not {sys.version.split()[0]} "
+                     f"({sys.executable}); set MEMLITE_PYTHON to a newer one\n")
+    sys.exit(1)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from memlite.mcp.server import main  # noqa: E402
 

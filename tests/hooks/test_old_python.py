@@ -171,3 +171,47 @@ def test_the_builder_and_the_mcp_server_import_on_python_3_9(tmp_path):
     assert [r["id"] for r in replies] == [1, 2], (done.stdout, done.stderr)
     assert replies[0]["result"]["serverInfo"]["name"] == "memlite"
     assert "result" in replies[1], replies[1]  # an answer (an isError text), not a crash
+
+
+def _older_python() -> str | None:
+    """A Python older than 3.9 (macOS 11's Command Line Tools ship 3.8), or None."""
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    for name in ("python3.8", "python3.7"):
+        candidates = [shutil.which(name), *sorted(glob.glob(
+            os.path.join(root, "versions", f"{name[6:]}.*", "bin", name)))]
+        for found in filter(None, candidates):
+            if _runs(found):  # a pyenv shim of a version not selected exits 127
+                return found
+    return None
+
+
+def _runs(python: str) -> bool:
+    try:
+        return subprocess.run([python, "-c", "pass"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+OLDER = _older_python()
+
+
+@pytest.mark.skipif(OLDER is None, reason="no Python 3.8 or 3.7 on this machine")
+def test_on_python_3_8_session_start_says_why_memlite_does_not_start(tmp_path):
+    """memlite cannot run there at all (not even build its venv): one line says so."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "MEMLITE_DATA_DIR": str(tmp_path / "data")}
+    hook = str(REPO / "plugin" / "scripts" / "hook.py")
+    start = subprocess.run([OLDER, "-I", "-S", hook, "SessionStart"], env=env,
+                           input=fixture_bytes("SessionStart.startup"), capture_output=True,
+                           timeout=30)
+    assert start.returncode == 0 and not start.stderr, start
+    message = json.loads(start.stdout)["systemMessage"]
+    assert "needs 3.9 or newer" in message and "MEMLITE_PYTHON" in message, message
+    stop = subprocess.run([OLDER, "-I", "-S", hook, "Stop"], env=env,
+                          input=fixture_bytes("Stop"), capture_output=True, timeout=30)
+    assert stop.returncode == 0 and stop.stdout == b"" and stop.stderr == b"", stop
+    server = subprocess.run([OLDER, "-I", "-S", str(REPO / "plugin" / "scripts" / "mcp.py")],
+                            env=env, input=b"", capture_output=True, timeout=30)
+    assert server.returncode == 1 and server.stdout == b"", server
+    assert b"needs Python 3.9 or newer" in server.stderr, server.stderr
