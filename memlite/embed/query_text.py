@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["embedding_query"]
+__all__ = ["embedding_query", "without_framing", "without_time_cues"]
 
 _REQUEST = (
     r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?"
@@ -50,16 +50,34 @@ _CUES = re.compile(
 _SPACES = re.compile(r"\s+")
 
 
-def embedding_query(text: str) -> str:
-    """``text`` without its leading framing and its time cue words (module docstring);
-    ``text`` itself when no word would be left."""
+def without_framing(text: str) -> str:
+    """``text`` without its leading request and story framing (module docstring); ``text``
+    itself when nothing else would be left. (Full text keeps the framing: removing it
+    there changed nothing on the dev halves; any-term BM25 weighs such words little.)"""
     stripped = text
     for _ in range(4):  # "can you remind me what the story was with ..." is two layers
         shorter = _LEADING.sub("", stripped, count=1)
         if shorter == stripped:
             break
         stripped = shorter
-    stripped = _CUES.sub(" ", stripped)
+    return stripped if stripped.strip(" ,;:-?!.") else text
+
+
+def without_time_cues(text: str) -> str:
+    """``text`` without its time cue words and phrases ("these days", "at the moment"),
+    spaces collapsed; ``text`` itself when nothing else would be left. Full text uses
+    it too for a temporal query (``memlite.storage.query``)."""
+    stripped = _CUES.sub(" ", text)
+    if stripped == text:
+        return text
+    stripped = _SPACES.sub(" ", stripped).strip(" ,;:-")
+    return stripped if stripped.strip("?!. ") else text
+
+
+def embedding_query(text: str) -> str:
+    """``text`` without its leading framing and its time cue words (module docstring);
+    ``text`` itself when no word would be left."""
+    stripped = _CUES.sub(" ", without_framing(text))
     if stripped == text:
         return text  # nothing to remove: embedded exactly as typed (punctuation too)
     stripped = _SPACES.sub(" ", stripped).strip(" ,;:-")
