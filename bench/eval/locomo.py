@@ -47,7 +47,7 @@ import attrs
 
 from bench.eval.bm25 import BM25
 from memlite import storage
-from memlite.embed import load_embedder
+from memlite.embed import load_embedder, query_text
 from memlite.storage.search import DEFAULT_FUSION, Filters, Fusion, search
 from memlite.storage.vectors import ensure_vector_table, upsert_vectors
 
@@ -165,7 +165,7 @@ def build(items: Sequence[Item], questions: Sequence[Question], directory: Path,
                     rows.append((ids[it.key], it.conversation, row.astype("<f4").tobytes()))
             upsert_vectors(conn, rows)
         texts = sorted({q.text for q in questions})
-        qm = embedder.embed(texts)
+        qm = embedder.embed([query_text.embedding_query(t) for t in texts])
         vectors = {t: row.astype("<f4").tobytes() for t, row in zip(texts, qm, strict=True)}
     return Corpus(conn, key_of, vectors)
 

@@ -41,7 +41,7 @@ import attrs
 
 from bench.eval import dataset as dataset_module
 from memlite import storage
-from memlite.embed import load_embedder, observation_text
+from memlite.embed import load_embedder, observation_text, query_text
 from memlite.storage.search import DEFAULT_FUSION, Filters, Fusion, search
 from memlite.storage.vectors import ensure_vector_table, upsert_vectors
 
@@ -102,7 +102,8 @@ def build_corpus(data: dict[str, Any], directory: Path, embedder: Any) -> Corpus
             files=[*o.get("files_modified", ()), *o.get("files_read", ())]) for o in records]
         started = time.perf_counter()
         matrix = embedder.embed(texts)
-        query_matrix = embedder.embed([q["query"] for q in data["queries"]])
+        query_matrix = embedder.embed([query_text.embedding_query(q["query"])
+                                       for q in data["queries"]])
         seconds = time.perf_counter() - started
         with conn:
             ensure_vector_table(conn, embedder.dim, embedder.name)

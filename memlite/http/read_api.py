@@ -19,6 +19,7 @@ from quart import Blueprint, Response, jsonify
 
 from memlite.actors.embedder import EmbedQuery, GetEmbedderStatus, Reindex
 from memlite.claudemem import CLAUDE_MEM_TYPES
+from memlite.embed.query_text import embedding_query
 from memlite.errors import InputError, MemliteError, NotFound
 from memlite.http import queries
 from memlite.http.params import int_arg, parse_id, read_json_object, str_arg
@@ -148,12 +149,15 @@ async def _run_search(run: Any, params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _query_vector(q: str) -> tuple[bytes | None, str | None]:
-    """The query's embedding from the embedder actor, or None and why not."""
+    """The query's embedding from the embedder actor, or None and why not. What is
+    embedded is the query's topic, without framing or time cue words
+    (``memlite.embed.query_text``)."""
     embedder = current_state().services.embedder
     if embedder is None:
         return None, "this server runs no embedder"
+    text = embedding_query(q)
     try:
-        vector = await embedder.ask(lambda reply: EmbedQuery(text=q, reply=reply),
+        vector = await embedder.ask(lambda reply: EmbedQuery(text=text, reply=reply),
                                     timeout=QUERY_EMBED_SECONDS)
     except MemliteError as exc:
         return None, f"the embedder did not answer ({exc})"

@@ -54,6 +54,7 @@ import numpy as np
 
 from memlite.storage import vector_index, vector_job
 from memlite.storage.filters import Filters, json_ids, passing
+from memlite.storage.followup import with_next_in_session
 from memlite.storage.fts_lists import Listed, fts_list
 from memlite.storage.fusion import (
     DEFAULT_FUSION,
@@ -365,6 +366,10 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         ranked = diversify(ranked, _codes_of(conn, head, job), fusion=fusion)
     if mode == "hybrid" and fusion.followup_slot and ranked:
         listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
+        if fusion.followup_next and use_vectors and not intent.temporal \
+                and ranked[0][0] in facts:
+            ranked, listed = with_next_in_session(conn, ranked, listed, facts, created,
+                                                  filters, fusion.followup_window_ms)
         sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
         ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion)
     if mode == "hybrid" and intent.date_only:

@@ -87,6 +87,40 @@ async def test_hybrid_and_semantic_search_use_the_vectors(client, token, seeded,
     assert seeded["Fixed double billing"] not in [o["id"] for o in fts["observations"]]
 
 
+class _Recording:
+    """wordllama, remembering every text it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.model = wordllama()
+        self.name, self.dim = self.model.name, self.model.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return self.model.embed(texts)
+
+    def __getattr__(self, name):  # close() and whatever else the actor asks the model
+        return getattr(self.model, name)
+
+
+async def test_the_query_is_embedded_without_its_framing(client, token, services, storage,
+                                                         seeded):
+    recording = _Recording()
+    actor = EmbedderActor(storage, services.db_path, load=lambda: recording, poll=0.05)
+    async with spawn(actor.run) as ref:
+        services.embedder = ref
+        try:
+            await _wait_ready(client, token, embedded=len(seeded))
+            body = await _search(client, token, mode="semantic",
+                                 q="can you remind me what the story was with "
+                                   "double billing these days")
+        finally:
+            services.embedder = None
+    assert body["mode_used"] == "semantic"
+    assert body["observations"][0]["id"] == seeded["Fixed double billing"]
+    assert recording.texts[-1] == "double billing"  # the topic, not the framing
+
+
 async def test_reindex_answers_202_and_embeds_again(client, token, seeded, embedder):
     await _wait_ready(client, token, embedded=len(seeded))
     response = await client.post("/api/reindex", headers=headers(token))

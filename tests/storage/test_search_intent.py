@@ -79,6 +79,17 @@ def test_temporal_cue_words_leave_the_full_text_query():
     assert analyse("latest").text == "latest"  # nothing else left: kept
 
 
+def test_temporal_cue_phrases_leave_the_full_text_query():
+    assert analyse("which charting library do we use these days").text == \
+        "which charting library do we use"
+    assert analyse("what is the pool size at the moment, per pod").text == \
+        "what is the pool size per pod"
+    assert analyse("which formats do we accept right now").text == \
+        "which formats do we accept"
+    assert analyse("these days").text == "these days"  # nothing else left: kept
+    assert analyse("the moment of truth").text == "the moment of truth"  # no time cue
+
+
 @pytest.mark.parametrize(("text", "paths", "role"), [
     ("what changed in invoices/numbering.py", ("invoices/numbering.py",), "modified"),
     ("edits to internal/carriers/client.go", ("internal/carriers/client.go",), "modified"),

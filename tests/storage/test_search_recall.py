@@ -5,6 +5,7 @@ database for the search path; the pure functions on hand-made input."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from memlite import storage
@@ -68,6 +69,41 @@ def test_search_admits_the_follow_up_of_its_best_match(db):
     admitted = found(Fusion())
     assert admitted[:4] == [*plain[:3], fix]  # the default slot is 4; the top 3 stay
     assert set(admitted) == {problem, fix, *others}
+
+
+def test_the_next_observation_of_the_best_matchs_session_is_admitted(db):
+    """The fix is written down right after the problem, in other words: it is in neither
+    list (no word of the query, a vector unlike it), and still takes slot 4."""
+    problem = add(db, "s1", "Overview page with forty charts renders slowly", 0)
+    fix = add(db, "s1", "Switched to a canvas drawing library", 10 * MIN)
+    later = add(db, "s1", "Dense plots moved to canvas", 20 * MIN)  # not the next one
+    before = add(db, "s0", "Renamed the sidebar", -10 * MIN)
+    others = [add(db, f"s{i}", f"Overview page slowly loads widget {i} charts", i * 1000 * MIN)
+              for i in range(2, 8)]
+    like, unlike = np.array([1, 0, 0, 0], "<f4"), np.array([-1, 0, 0, 0], "<f4")
+    storage.ensure_vector_table(db, 4, "test-model")  # no relevance floor for it
+    storage.upsert_vectors(db, [(oid, P, (unlike if oid in (fix, later, before) else
+                                          like + 0.01 * n).astype("<f4").tobytes())
+                                for n, oid in enumerate([problem, fix, later, before,
+                                                         *others])])
+    text, query_vector = "overview page charts slowly render", like.tobytes()
+
+    def found(fusion, query=text, filters=None, vector=query_vector):
+        return [h.observation.id for h in search(
+            db, query, mode="hybrid", fusion=fusion, query_vector=vector,
+            filters=filters or Filters(project=P)).hits]
+
+    plain = found(Fusion(followup_next=0))
+    assert plain[0] == problem and fix not in plain and later not in plain
+    admitted = found(Fusion())
+    assert admitted[:4] == [*plain[:3], fix]  # the top 3 stay; only the next one comes
+    assert set(admitted) == {problem, fix, *others} and before not in admitted
+    # A question about now asks for the newest state, not for what followed the best
+    # match; the filters hold for the follow-up too; and a search that fell back to full
+    # text (no query vector) shows only full-text matches.
+    assert fix not in found(Fusion(), query=text + " now")
+    assert found(Fusion(), filters=Filters(project=P, until_ms=5 * MIN)) == [problem]
+    assert fix not in found(Fusion(), vector=None)
 
 
 # --- durations in words -----------------------------------------------------------------

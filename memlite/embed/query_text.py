@@ -1,0 +1,84 @@
+"""The text embedded for a search query: its topic, without conversational framing.
+
+A sentence model embeds the whole sentence, framing included: "can you remind me what
+the story was with the pdf thing running out of memory" lands between the memory problem
+and every other "remind me ..." question, and "what do we fingerprint data blocks with
+today" drifts towards anything about days. Observations are written as titles and facts
+("Celery worker OOM-killed during bulk PDF generation"), with no framing at all, so the
+query vector is made from the question's topic alone:
+
+* leading request framing ("can you remind me", "do you remember", "tell me about",
+  "any idea", "I was wondering") and story framing ("what the story was with", "what's
+  the deal with", "what was going on with", "what happened with", "what was the problem
+  with") are removed, repeatedly, from the start of the query;
+* time cue words ("now", "these days", "currently", "at the moment", "at this point",
+  "today", "still", "nowadays", "anymore") are removed anywhere: the search engine reads
+  the time cue itself (``memlite.storage.query``) and favours the newest matches; in the
+  vector they only pull towards text about time.
+
+Nothing else changes (no stemming, no stop words: the model reads function words well).
+When removal would leave no word, the query is embedded as typed. Full text
+is unaffected: it has its own handling of cue words and ranks by term statistics, where
+framing words weigh little. Standard library only, a few regexes per query.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["embedding_query", "without_framing", "without_time_cues"]
+
+_REQUEST = (
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|please\s+)?"
+    r"(?:remind\s+me(?:\s+(?:of|about))?|tell\s+me(?:\s+(?:of|about))?|"
+    r"(?:do|did)\s+you\s+(?:remember|recall|know)|recall|"
+    r"(?:i\s+was|i'm|i\s+am)\s+wondering|i\s+wonder|any\s+idea|do\s+we\s+know|"
+    r"quick\s+question)\b[\s,:;-]*"
+)
+_STORY = (
+    r"(?:(?:what|how)(?:'s|\s+is|\s+was)?\s+(?:the\s+)?"
+    r"(?:story|deal|situation|thing|problem|issue|trouble|history)\s+"
+    r"(?:(?:was|is)\s+)?(?:with|about|behind|around)|"
+    r"what\s+(?:was\s+)?(?:going\s+on|happened|went\s+on)\s+(?:with|about|to)|"
+    r"what(?:'s|\s+is)\s+up\s+with)\b[\s,:;-]*"
+)
+_LEADING = re.compile(rf"^\s*(?:{_REQUEST}|{_STORY})", re.IGNORECASE)
+_CUES = re.compile(
+    r"\b(?:right\s+now|these\s+days|at\s+the\s+moment|at\s+this\s+point|as\s+of\s+now|"
+    r"nowadays|currently|anymore|any\s+more|today|still|now)\b[,]?",
+    re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def without_framing(text: str) -> str:
+    """``text`` without its leading request and story framing (module docstring); ``text``
+    itself when nothing else would be left. (Full text keeps the framing: removing it
+    there changed nothing on the dev halves; any-term BM25 weighs such words little.)"""
+    stripped = text
+    for _ in range(4):  # "can you remind me what the story was with ..." is two layers
+        shorter = _LEADING.sub("", stripped, count=1)
+        if shorter == stripped:
+            break
+        stripped = shorter
+    return stripped if stripped.strip(" ,;:-?!.") else text
+
+
+def without_time_cues(text: str) -> str:
+    """``text`` without its time cue words and phrases ("these days", "at the moment"),
+    spaces collapsed; ``text`` itself when nothing else would be left. Full text uses
+    it too for a temporal query (``memlite.storage.query``)."""
+    stripped = _CUES.sub(" ", text)
+    if stripped == text:
+        return text
+    stripped = _SPACES.sub(" ", stripped).strip(" ,;:-")
+    return stripped if stripped.strip("?!. ") else text
+
+
+def embedding_query(text: str) -> str:
+    """``text`` without its leading framing and its time cue words (module docstring);
+    ``text`` itself when no word would be left."""
+    stripped = _CUES.sub(" ", without_framing(text))
+    if stripped == text:
+        return text  # nothing to remove: embedded exactly as typed (punctuation too)
+    stripped = _SPACES.sub(" ", stripped).strip(" ,;:-")
+    return stripped if stripped.strip("?!. ") else text
