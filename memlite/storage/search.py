@@ -144,10 +144,20 @@ FILE_CANDIDATES = 2_000
 def _file_lists(conn: apsw.Connection, intent: QueryIntent, filters: Filters,
                 depth: int) -> tuple[list[int], list[int]]:
     """Observations holding a file the query names exactly, newest first: (in the asked
-    role, in the other one only). With no role asked, all are in the first list."""
+    role, in the other one only). With no role asked, all are in the first list.
+
+    Superseded ones are listed too when a later session replaced them ("what did we
+    change in locks.py" asks for the file's history, the reverted decision included; the
+    rules observation an AI one of the same session replaced is a twin, not history).
+    Only this list holds them, so their fused score is the file's alone; their
+    replacement, when it names the file too, is listed before them (newer) and found by
+    the other lists as well."""
     if not intent.paths:
         return [], []
-    clauses, params = filters.where("o")
+    clauses, params = attrs.evolve(filters, include_superseded=True).where("o")
+    if not filters.include_superseded:  # history yes; an AI note's rules twin no
+        clauses.append("(o.superseded_by IS NULL OR o.session_id != (SELECT r.session_id "
+                       "FROM observations AS r WHERE r.id = o.superseded_by))")
     # The FTS index finds the rows whose file names hold the path's words as a phrase;
     # the exact check then runs on those few rows only.
     phrase = " OR ".join('files : "' + p.replace('"', '""') + '"' for p in intent.paths)

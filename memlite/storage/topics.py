@@ -22,6 +22,10 @@ superseded by a newer ``new`` when all of these hold:
   (the same subject, but the rule cannot tell a change of mind from two stores);
 * when both list modified files, they share at least one.
 
+A second rule, for titles that state a change ("switched X from A to B", "replace A
+with B", "B instead of A", "dropped A", "reverted X back to B"), lives in
+``memlite.storage.changes`` and runs after this one.
+
 Time decides the direction: an observation stored with an older date than a same-topic
 one already there (an import, a late batch) is the superseded one. Superseded
 observations are left out of searches by default and never rank above their
@@ -35,6 +39,7 @@ from collections.abc import Sequence
 
 import apsw
 
+from memlite.storage.changes import record_change
 from memlite.storage.fts import STOPWORDS
 from memlite.storage.records import decode_list
 from memlite.storage.sqlvalue import integer, integer_or_none, text_or_none
@@ -77,21 +82,35 @@ def _files_agree(a: Sequence[str], b: Sequence[str]) -> bool:
 
 def record_supersession(conn: apsw.Connection, new_id: int) -> list[int]:
     """Link ``new_id`` with the same-topic observations of its project (see the module
-    docstring). Returns the ids now superseded (by ``new_id``, or ``new_id`` itself
-    when a newer one was already there). Run in the insert's transaction."""
+    docstring), then by the change its title states (``memlite.storage.changes``).
+    Returns the ids now superseded (by ``new_id``, or ``new_id`` itself when a newer one
+    was already there). Run in the insert's transaction."""
     rows = conn.execute(
         "SELECT project, type, title, files_modified, created_at_epoch, superseded_by "
         "FROM observations WHERE id = ?", (new_id,)).fetchall()
     if not rows:
         return []
     project, type_, title_value, files_json, created_value, superseded_by = rows[0]
-    if type_ not in SUPERSEDING_TYPES or superseded_by is not None:
+    if superseded_by is not None:
         return []
-    topic = topic_words(text_or_none(title_value) or "")
+    title = text_or_none(title_value) or ""
+    created = integer_or_none(created_value) or 0
+    project = text_or_none(project) or ""
+    type_ = text_or_none(type_) or ""
+    linked = _by_topic(conn, new_id, project, type_, title,
+                       decode_list(text_or_none(files_json)), created)
+    if new_id in linked:
+        return linked
+    return linked + record_change(conn, new_id, project, type_, title, created)
+
+
+def _by_topic(conn: apsw.Connection, new_id: int, project: str, type_: str, title: str,
+              files: Sequence[str], created: int) -> list[int]:
+    if type_ not in SUPERSEDING_TYPES:
+        return []
+    topic = topic_words(title)
     if len(topic) < MIN_TOPIC_WORDS:
         return []
-    files = decode_list(text_or_none(files_json))
-    created = integer_or_none(created_value) or 0
     older: list[int] = []
     newer: list[tuple[int, int]] = []
     for oid, other_title, other_files, other_created in conn.execute(

@@ -1,0 +1,126 @@
+"""Supersession by a stated change ("switched X from A to B"), recorded at insert: the
+older observation that chose A is hidden by default; other subjects, bugfixes and
+discoveries never are."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlite import storage
+from memlite.storage.changes import parse, words
+from memlite.storage.search import Filters, search
+
+DAY = 86_400_000
+
+
+@pytest.fixture
+def add(db):
+    """``add(title, type, day, **fields)``: store one, return its id."""
+
+    def store(title: str, type_: str = "decision", day: int = 0, **overrides) -> int:
+        fields = {"session_id": "s1", "project": "/repo/a", "type": type_, "title": title,
+                  "at_ms": 1_700_000_000_000 + day * DAY}
+        fields.update(overrides)
+        return storage.insert_observation(db, storage.NewObservation(**fields)).id
+
+    return store
+
+
+def superseded_by(db, oid: int) -> int | None:
+    return db.execute("SELECT superseded_by FROM observations WHERE id = ?",
+                      (oid,)).fetchall()[0][0]
+
+
+@pytest.mark.parametrize("title, old, new, subject", [
+    ("Switched billing cycle lock from Redis to Postgres advisory locks",
+     {"redis"}, {"postgre", "advisory", "lock"}, {"billing", "cycle", "lock"}),
+    ("Replace metrics polling with a WebSocket stream",
+     {"metric", "polling"}, {"websocket", "stream"}, set()),
+    ("Per-field last-write-wins instead of CRDTs", {"crdt"},
+     {"per", "field", "last", "write", "win"}, {"per", "field", "last", "write", "win"}),
+    ("Dropped YAML config support; TOML only", {"yaml", "config"}, set(), {"toml"}),
+    ("Sync interval changed from 15 minutes to 1 hour", {"15", "minute"}, {"hour"},
+     {"sync", "interval"}),
+])
+def test_parse_reads_what_a_title_says_was_replaced(title, old, new, subject):
+    change = parse(title)
+    assert change is not None and not change.revert
+    assert (set(change.old), set(change.new), set(change.subject)) == (old, new, subject)
+
+
+@pytest.mark.parametrize("title", [
+    "Use a Redis lock to prevent overlapping billing cycle runs",  # no change stated
+    "MSRV raised from 1.70 to 1.74",                               # only numbers replaced
+    "Readiness probe timeoutSeconds 1 -> 3",
+    "Daily DAG moved from 02:00 to 04:00 UTC",
+])
+def test_parse_finds_no_change_where_none_is_named(title):
+    assert parse(title) is None
+
+
+def test_words_drop_small_words_verbs_and_plurals():
+    assert words("Switched the CRDTs from 15-minute queries") == {"crdt", "15", "minute", "query"}
+
+
+def test_a_stated_switch_supersedes_the_decision_it_replaced(db, add):
+    old = add("Use a Redis lock to prevent overlapping billing cycle runs", day=0)
+    new = add("Switched billing cycle lock from Redis to Postgres advisory locks", day=7)
+    assert superseded_by(db, old) == new
+    assert superseded_by(db, new) is None
+
+
+def test_a_revert_supersedes_the_switch_it_undoes(db, add):
+    first = add("Use a Redis lock to prevent overlapping billing cycle runs", day=0)
+    switch = add("Switched billing cycle lock from Redis to Postgres advisory locks", day=7)
+    back = add("Reverted billing cycle lock back to Redis, with a renewal thread", day=14)
+    assert (superseded_by(db, first), superseded_by(db, switch), superseded_by(db, back)) \
+        == (switch, back, None)
+
+
+def test_features_and_replace_and_dropped_forms(db, add):
+    polling = add("Live metrics via polling every 5 seconds", type_="feature", day=0)
+    stream = add("Replace metrics polling with a WebSocket stream", day=3)
+    sse = add("Switched live metrics from WebSocket to Server-Sent Events", day=9)
+    yaml = add("Config files can be YAML as well as TOML", type_="feature", day=1)
+    toml = add("Dropped YAML config support; TOML only", day=5)
+    assert (superseded_by(db, polling), superseded_by(db, stream), superseded_by(db, sse)) \
+        == (stream, sse, None)
+    assert superseded_by(db, yaml) == toml
+
+
+def test_other_subjects_bugfixes_discoveries_and_projects_are_left_alone(db, add):
+    rate = add("Requests per second capped at 50 for the crawler", day=0)
+    fix = add("WebSocket reconnect storm after deploy", type_="bugfix", day=0)
+    seen = add("WebSocket frames are gzip-compressed by the proxy", type_="discovery", day=0)
+    other = add("Use requests for the HTTP client", day=0, project="/repo/b")
+    # "HTTP client" is the subject; the crawler's rate note shares no word with it
+    add("Switched HTTP client from requests to httpx", day=2)
+    add("Switched live metrics from WebSocket to Server-Sent Events", day=3)
+    for oid in (rate, fix, seen, other):
+        assert superseded_by(db, oid) is None
+
+
+def test_an_older_note_already_about_the_new_choice_is_kept(db, add):
+    both = add("HTTP client wrapper supports requests and httpx", type_="feature", day=0)
+    add("Switched HTTP client from requests to httpx", day=2)
+    assert superseded_by(db, both) is None
+
+
+def test_a_late_stored_older_observation_is_the_superseded_one(db, add):
+    new = add("Switched HTTP client from requests to httpx", day=5)
+    late = add("Use requests for the HTTP client", day=1)  # imported or observed late
+    assert superseded_by(db, late) == new
+    assert superseded_by(db, new) is None
+
+
+def test_search_hides_the_replaced_choice_but_a_file_query_lists_its_history(db, add):
+    old = add("Use requests for the HTTP client", day=0, files_modified=["app/client.py"])
+    new = add("Switched HTTP client from requests to httpx", day=2,
+              files_modified=["app/client.py"], session_id="s2")
+    found = [h.observation.id for h in search(db, "HTTP client", mode="hybrid",
+                                             filters=Filters(project="/repo/a")).hits]
+    assert found == [new]
+    history = [h.observation.id for h in search(db, "what did we change in app/client.py",
+                                               mode="hybrid",
+                                               filters=Filters(project="/repo/a")).hits]
+    assert history.index(new) < history.index(old)
