@@ -46,6 +46,16 @@ def test_system_prompt_says_what_matters():
         assert word in SYSTEM_PROMPT
 
 
+def test_system_prompt_asks_a_replacing_choice_to_name_what_it_replaced():
+    """``storage.changes`` hides the old choice only when the title names it."""
+    from memlite.storage.changes import parse
+
+    example = SYSTEM_PROMPT.split('"Switched ', 1)[1].split('"', 1)[0]
+    change = parse("Switched " + example.replace("<what>", "billing lock")
+                   .replace("<old>", "Redis").replace("<new>", "Postgres"))
+    assert change is not None and change.old == {"redis"}
+
+
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.name)
 def test_every_fixture_renders_smaller_than_its_payload(path):
     payload = json.loads(path.read_text())
