@@ -89,7 +89,8 @@ Types: bugfix (something broken was fixed), feature (new capability), refactor \
 problem), decision (a choice and its reason), change (any other modification). When a \
 choice replaces an earlier one, the title says what it replaced: "Switched <what> from \
 <old> to <new>" or "Replaced <old> with <new>" (memlite then shows the old choice as \
-replaced). Escape < and & in text as &lt; and &amp;. Reply with the XML only: no prose, no code fences."""
+replaced). Escape < and & in text as &lt; and &amp;. Reply with the XML only: no prose, \
+no code fences."""
 
 
 def estimate_tokens(text: str) -> int:

@@ -317,10 +317,14 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     fts: Listed | None = None
     job: vector_job.VectorJob | None = None
     scored: vector_index.Ranked | None = None
+    # Hybrid lists see superseded rows too; each one found stands for its replacement
+    # (``_current``): the old decision often shares the query's words, the new one not.
+    resolve = mode == "hybrid" and not filters.include_superseded
+    seen_by_lists = attrs.evolve(filters, include_superseded=True) if resolve else filters
     if mode == "hybrid":  # needs no vector: runs while the query is being embedded
         if query_vector is not None:  # and the KNN meanwhile, when the index allows
-            job = vector_job.start(conn, query_vector, filters, depth)
-        fts = fts_list(conn, intent.text, filters, depth, coverage=True)
+            job = vector_job.start(conn, query_vector, seen_by_lists, depth)
+        fts = fts_list(conn, intent.text, seen_by_lists, depth, coverage=True)
     if job is not None:
         query_vector, reason_given, scored = job.result()
         no_vector_reason = no_vector_reason or reason_given
@@ -342,7 +346,8 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
             if mode != "semantic" or not use_vectors else Listed([], {})
     vec = Listed([], {})
     if use_vectors and query_vector is not None:
-        vec = _vector_list(conn, query_vector, filters, depth, RELEVANCE_FLOOR.get(model, 0.0),
+        vec = _vector_list(conn, query_vector, seen_by_lists, depth,
+                           RELEVANCE_FLOOR.get(model, 0.0),
                            scored)
     if mode == "hybrid":
         mode_used = "hybrid" if use_vectors else "fts"
@@ -384,6 +389,8 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion)
     if mode == "hybrid" and intent.date_only:
         ranked = _that_day_first(conn, ranked, intent, filters, depth)
+    if resolve:  # a file's own history (its file lists) stays as it is
+        ranked = _current(conn, ranked, filters, keep={*files, *other_files})
     if filters.include_superseded:
         ranked = _superseded_last(conn, ranked)
     ranked = ranked[:limit]
@@ -487,6 +494,49 @@ def _facts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, tuple[int, st
         "SELECT id, created_at_epoch, session_id, type FROM observations WHERE id IN "
         "(SELECT value FROM json_each(?))", (json_ids(ids),))
     return {integer(r[0]): (integer(r[1]), str(r[2]), str(r[3])) for r in rows}
+
+
+def _current(conn: apsw.Connection, ranked: list[tuple[int, float]], filters: Filters, *,
+             keep: set[int]) -> list[tuple[int, float]]:
+    """``ranked`` with each superseded observation replaced by the live end of its chain
+    (at its rank, unless that one ranks higher already), or dropped when that one fails
+    the filters (another type, outside the dates): the current decision answers a
+    question the old one matched, and the old one is not shown. Ids in ``keep`` (found
+    by the file a query names: that file's history) stay themselves."""
+    links: dict[int, int] = {}
+    pending = [oid for oid, _ in ranked if oid not in keep]
+    for _ in range(8):  # chains are short; a cycle cannot form, but stay bounded
+        if not pending:
+            break
+        rows = conn.execute(
+            "SELECT id, superseded_by FROM observations WHERE superseded_by IS NOT NULL "
+            "AND id IN (SELECT value FROM json_each(?))", (json_ids(pending),)).fetchall()
+        found = {integer(r[0]): integer(r[1]) for r in rows}
+        links.update(found)
+        pending = [p for p in found.values() if p not in links]
+    if not links:
+        return ranked
+
+    def head(oid: int) -> int:
+        seen = {oid}
+        while oid in links and links[oid] not in seen:
+            oid = links[oid]
+            seen.add(oid)
+        return oid
+
+    heads = {oid: head(oid) for oid in links}
+    allowed = passing(conn, sorted(set(heads.values())), filters)
+    out: list[tuple[int, float]] = []
+    shown: set[int] = set()
+    for oid, score in ranked:
+        current = oid if oid in keep else heads.get(oid, oid)
+        if current in shown or (current != oid and current not in allowed):
+            continue
+        if current in links and current not in keep:  # the chain's end is not live
+            continue
+        shown.add(current)
+        out.append((current, score))
+    return out
 
 
 def _superseded_last(conn: apsw.Connection, ranked: list[tuple[int, float]],

@@ -124,3 +124,26 @@ def test_search_hides_the_replaced_choice_but_a_file_query_lists_its_history(db,
                                                mode="hybrid",
                                                filters=Filters(project="/repo/a")).hits]
     assert history.index(new) < history.index(old)
+
+
+def test_a_query_matching_only_the_replaced_choice_finds_the_current_one(db, add):
+    old = add("Use requests for the HTTP client", day=0,
+              narrative="requests.Session with urllib3 Retry for every carrier call")
+    new = add("Switched HTTP client from requests to httpx", day=2, session_id="s2",
+              narrative="httpx.AsyncClient with HTTP/2")
+    assert superseded_by(db, old) == new
+    only_old = Filters(project="/repo/a")
+    found = [h.observation.id for h in search(db, "urllib3 Retry carrier", mode="hybrid",
+                                             filters=only_old).hits]
+    assert found == [new]  # the old one matched; the current one answers in its place
+    both = [h.observation.id for h in search(db, "HTTP client requests", mode="hybrid",
+                                            filters=only_old).hits]
+    assert both == [new]  # once, not twice
+    shown = [h.observation.id for h in search(
+        db, "urllib3 Retry carrier", mode="hybrid",
+        filters=Filters(project="/repo/a", include_superseded=True)).hits]
+    assert shown == [old]  # asked for: the old one itself
+    before = [h.observation.id for h in search(
+        db, "urllib3 Retry carrier", mode="hybrid",
+        filters=Filters(project="/repo/a", until_ms=1_700_000_000_000 + DAY)).hits]
+    assert before == []  # the replacement fails the filters: nothing stands in
