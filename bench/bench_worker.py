@@ -291,12 +291,12 @@ def section(runs: int, before: str | None = None) -> str:
     with tempfile.TemporaryDirectory(prefix="memlite-bench-before-") as tmp:
         tree = export(before, Path(tmp)) if before else None
         for n in range(runs):
-            order = [None, tree] if n % 2 else [tree, None]
+            order = ["now", "before"] if n % 2 else ["before", "now"]
             for which in order:
-                if which is None:
+                if which == "now":
                     now_rounds.append(measure(runs, None))
-                elif before:
-                    before_rounds.append(measure(runs, which))
+                elif tree is not None:
+                    before_rounds.append(measure(runs, tree))
             loads.append(os.getloadavg()[0])
 
     def merged(rounds: list[dict[str, list]]) -> dict[str, list]:
