@@ -26,8 +26,9 @@ against ~146 MB idle). ``use_one_arena`` (``mallopt(M_ARENA_MAX, 1)``, called by
 whose top a trim does return: 150 MB after the same backlog, no slower (per-thread
 caches still serve small blocks without the arena's lock): the backlog's CPU time
 5.91 s against 6.38 s (bench_worker.py --before), hybrid search over HTTP at 10k
-observations p50 10.01 ms against 9.97 ms, the two workers' requests interleaved. macOS's allocator needs no
-such setting (pressure relief reaches every zone); elsewhere it is a no-op.
+observations p50 10.01 ms against 9.97 ms, the two workers' requests interleaved.
+macOS's allocator needs no such setting (pressure relief reaches every zone); elsewhere
+it is a no-op.
 """
 
 from __future__ import annotations
