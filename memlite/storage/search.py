@@ -191,7 +191,7 @@ def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
     """The KNN's matches at or above ``floor``; ``scored``: the candidates a
     ``vector_job`` already ranked (then only the filters are checked here)."""
     found = _neighbours(conn, vector, filters, depth) if scored is None \
-        else vector_index.passing(conn, scored, depth, filters.where("o"))
+        else vector_index.passing(conn, scored, depth, filters)
     kept = [(oid, distance) for oid, distance in found if 1.0 - distance >= floor]
     return Listed([oid for oid, _ in kept], dict(kept))
 
@@ -310,7 +310,15 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         if query_vector is not None:  # and the KNN meanwhile, when the index allows
             job = vector_job.start(conn, query_vector, filters, depth)
         fts = fts_list(conn, intent.text, filters, depth, coverage=True)
+    early: dict[int, tuple[int, str, str]] = {}
+    files_listed: tuple[list[int], list[int]] | None = None
     if job is not None:
+        assert fts is not None  # a job is started in hybrid mode, after which full text ran
+        # What needs no vector, read while the KNN (and the embedding before it) may
+        # still run on the pool thread: when it finishes last, this costs no wall time.
+        files_listed = _file_lists(conn, intent, filters, depth)
+        early = _facts(conn, list(dict.fromkeys([*fts.ids, *files_listed[0],
+                                                  *files_listed[1]])))
         query_vector, reason_given, scored = job.result()
         no_vector_reason = no_vector_reason or reason_given
     elif callable(query_vector):
@@ -335,9 +343,10 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
                            scored)
     if mode == "hybrid":
         mode_used = "hybrid" if use_vectors else "fts"
-        files, other_files = _file_lists(conn, intent, filters, depth)
+        files, other_files = files_listed if files_listed is not None \
+            else _file_lists(conn, intent, filters, depth)
         candidates = list(dict.fromkeys([*fts.ids, *vec.ids, *files, *other_files]))
-        facts = _facts(conn, candidates)
+        facts = {**early, **_facts(conn, [oid for oid in candidates if oid not in early])}
         created = {oid: fact[0] for oid, fact in facts.items()}
         newest = sorted(candidates, key=lambda oid: (-created[oid], -oid)) \
             if fusion.recency_weight else ()
