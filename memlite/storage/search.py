@@ -314,11 +314,12 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     files_listed: tuple[list[int], list[int]] | None = None
     if job is not None:
         assert fts is not None  # a job is started in hybrid mode, after which full text ran
-        # What needs no vector, read while the KNN (and the embedding before it) may
-        # still run on the pool thread: when it finishes last, this costs no wall time.
-        files_listed = _file_lists(conn, intent, filters, depth)
-        early = _facts(conn, list(dict.fromkeys([*fts.ids, *files_listed[0],
-                                                  *files_listed[1]])))
+        if job.busy():
+            # What needs no vector, read while the pool thread is still scoring: this
+            # wait then costs no wall time (otherwise it is read in one go, below).
+            files_listed = _file_lists(conn, intent, filters, depth)
+            early = _facts(conn, list(dict.fromkeys([*fts.ids, *files_listed[0],
+                                                      *files_listed[1]])))
         query_vector, reason_given, scored = job.result()
         no_vector_reason = no_vector_reason or reason_given
     elif callable(query_vector):

@@ -100,6 +100,11 @@ class VectorJob:
         vector, reason = self._vector()
         return self._score(vector, reason) if self._claim() else None
 
+    def busy(self) -> bool:
+        """True while the pool thread is scoring (``result()`` would wait for it)."""
+        with self._lock:
+            return self._claimed and not self.future.done()
+
     def result(self) -> Outcome:
         if self._claim():  # the pool thread has not started scoring: score here
             vector, reason = self._vector()

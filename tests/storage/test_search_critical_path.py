@@ -174,10 +174,13 @@ def test_passing_agrees_with_the_filters_conditions(db, add_observation, filters
 
 def test_reads_needing_no_vector_come_before_waiting_for_the_knn(db, add_observation,
                                                                monkeypatch):
+    """While the pool thread is still scoring, the search's thread reads the file lists
+    and the full-text ids' facts instead of waiting idle; the answer is unchanged."""
     populate(db, add_observation)
     events: list[str] = []
     real_result, real_facts = vector_job.VectorJob.result, engine._facts
-    real_files = engine._file_lists
+    real_files, real_scored = engine._file_lists, vector_index.scored
+    read_early = threading.Event()
 
     def result(self):
         events.append("wait")
@@ -185,11 +188,24 @@ def test_reads_needing_no_vector_come_before_waiting_for_the_knn(db, add_observa
 
     def facts(conn, ids):
         events.append("facts")
+        read_early.set()
         return real_facts(conn, ids)
 
     def files(*args, **kwargs):
         events.append("files")
         return real_files(*args, **kwargs)
+
+    scoring = threading.Event()
+    real_fts = engine.fts_list
+
+    def scored(*args, **kwargs):
+        scoring.set()
+        read_early.wait(10)  # the pool thread is slow: still scoring after full text
+        return real_scored(*args, **kwargs)
+
+    def fts(*args, **kwargs):
+        scoring.wait(10)  # full text ends once the pool thread is scoring
+        return real_fts(*args, **kwargs)
 
     text = "cache parser src/retry.py"
     filters = Filters(project="/repo/a")
@@ -197,6 +213,8 @@ def test_reads_needing_no_vector_come_before_waiting_for_the_knn(db, add_observa
     monkeypatch.setattr(vector_job.VectorJob, "result", result)
     monkeypatch.setattr(engine, "_facts", facts)
     monkeypatch.setattr(engine, "_file_lists", files)
+    monkeypatch.setattr(vector_index, "scored", scored)
+    monkeypatch.setattr(engine, "fts_list", fts)
     outcome = search(db, text, filters=filters, query_vector=query_vector())
     assert events[:3] == ["files", "facts", "wait"]
     assert answer(outcome) == expected
@@ -204,6 +222,39 @@ def test_reads_needing_no_vector_come_before_waiting_for_the_knn(db, add_observa
         m.setattr(vector_job, "start", lambda *_a, **_k: None)
         assert answer(search(db, text, filters=filters, query_vector=query_vector())) \
             == expected
+
+
+def test_nothing_is_read_twice_when_the_knn_is_already_done(db, add_observation,
+                                                           monkeypatch):
+    """With the KNN scored by the time full text is done, the fusion's facts are read
+    in one go, after it (no early read to add a statement)."""
+    populate(db, add_observation)
+    reads: list[int] = []
+    real_facts, real_fts = engine._facts, engine.fts_list
+
+    def facts(conn, ids):
+        reads.append(len(ids))
+        return real_facts(conn, ids)
+
+    def fts(*args, **kwargs):
+        out = real_fts(*args, **kwargs)
+        for job in started:  # full text ends after the pool thread's KNN
+            job.future.result(timeout=30)
+        return out
+
+    started: list[vector_job.VectorJob] = []
+    real_start = vector_job.start
+
+    def start(*args, **kwargs):
+        job = real_start(*args, **kwargs)
+        started.append(job)
+        return job
+
+    monkeypatch.setattr(engine, "_facts", facts)
+    monkeypatch.setattr(engine, "fts_list", fts)
+    monkeypatch.setattr(vector_job, "start", start)
+    search(db, "cache parser", filters=Filters(project="/repo/a"), query_vector=query_vector())
+    assert started and len(reads) == 1
 
 
 # --- the search's thread scores when the pool thread has not ---------------------------
