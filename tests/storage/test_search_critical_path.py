@@ -331,3 +331,33 @@ def test_the_pool_thread_scores_when_it_has_the_vector_first(db, add_observation
                      query_vector=query_vector())
     assert len(scorers) == 1 and scorers[0].startswith("memlite-knn")
     assert outcome.mode_used == "hybrid"
+
+
+# --- a large database is read through a memory map --------------------------------------
+
+
+def test_a_large_database_is_memory_mapped_for_readers_only(data_dir, db, monkeypatch):
+    from memlite.storage import db as dbmodule
+
+    def mapped(conn) -> int:
+        return int(conn.execute("PRAGMA mmap_size").fetchall()[0][0])
+
+    small = storage.connect(data_dir, writer=False)  # a new database: far below 64 MB
+    try:
+        assert mapped(small) == 0
+    finally:
+        small.close()
+    monkeypatch.setattr(dbmodule, "READER_MMAP_FROM_BYTES", 1)  # as if it were large
+    reader = storage.connect(data_dir, writer=False)
+    writer = storage.connect(data_dir)
+    try:
+        assert mapped(reader) == dbmodule.READER_MMAP_BYTES
+        assert mapped(writer) == 0
+        # The mapped reader answers like any other (it reads the committed rows).
+        storage.insert_observation(writer, storage.NewObservation(
+            session_id="s1", project="/repo/a", type="discovery", title="mapped cache"))
+        found = search(reader, "cache", mode="fts")
+        assert [h.observation.title for h in found.hits] == ["mapped cache"]
+    finally:
+        reader.close()
+        writer.close()
