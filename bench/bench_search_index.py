@@ -531,14 +531,24 @@ def fts_cost(conn, qs, project: str, rounds: int = 3) -> dict[str, float]:
 
 
 def _why_fts_costs_more(r: dict) -> str:
-    """Why the full-text list inside hybrid costs more than ``mode=fts``'s."""
+    """Why the full-text list inside hybrid costs more than ``mode=fts``'s, from this
+    run's figures (``fts_cost``)."""
     cost = r.get("fts_cost") or {}
     if not cost:
         return ""
     listed = "; ".join(f"{label} {ms * 1000:.2f} ms" for label, ms in cost.items())
+    depth = cost["50 deep"] - cost["20 deep"]
+    coverage = cost["50 deep + coverage"] - cost["50 deep"]
+    beside = cost.get("50 deep + coverage, KNN meanwhile")
+    contention = (f"the KNN's numpy work on the other CPU at the same time added "
+                  f"{(beside - cost['50 deep + coverage']) * 1000:.2f} ms"
+                  if beside is not None and beside > cost["50 deep + coverage"] else
+                  "the KNN's numpy work on the other CPU at the same time added nothing "
+                  "measurable in this run")
     return ("Why the full-text list costs more inside a hybrid search than in `mode=fts` "
             "(CPU p50 of the list alone, this thread, same run, same 50 queries): "
-            f"{listed}. Depth (50 rows, not 20) costs little; the term coverage (the "
-            "fusion's share of the query's terms held by each hit) and, in the HTTP path, "
-            "the KNN's numpy work on the other CPU at the same time (shared caches and "
-            "memory bandwidth on a 2-CPU machine) make up most of the difference.")
+            f"{listed}. In this run depth (50 rows, not 20) added {depth * 1000:.2f} ms, "
+            f"the term coverage (the fusion's share of the query's terms held by each hit: "
+            f"the 50 rows read and tokenized) {coverage * 1000:.2f} ms, and {contention}; "
+            "the rest of the gap to the breakdown's figure is the load of the moment (CPU "
+            "time grows on a busy 2-CPU machine).")
