@@ -547,7 +547,8 @@ def _why_fts_costs_more(r: dict) -> str:
                   "measurable in this run")
     return ("Why the full-text list costs more inside a hybrid search than in `mode=fts` "
             "(CPU p50 of the list alone, this thread, same run, same 50 queries): "
-            f"{listed}. In this run depth (50 rows, not 20) added {depth * 1000:.2f} ms, "
+            f"{listed}. In this run depth (50 rows, not 20) added "
+            f"{f'{depth * 1000:.2f} ms' if depth > 0.00005 else 'nothing measurable'}, "
             f"the term coverage (the fusion's share of the query's terms held by each hit: "
             f"the 50 rows read and tokenized) {coverage * 1000:.2f} ms, and {contention}; "
             "the rest of the gap to the breakdown's figure is the load of the moment (CPU "
