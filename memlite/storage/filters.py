@@ -78,9 +78,19 @@ def json_ids(ids: Sequence[int]) -> str:
 
 
 def passing(conn: apsw.Connection, ids: Sequence[int], filters: Filters) -> set[int]:
-    """The ids of ``ids`` that ``filters`` let through (one query over the id list)."""
+    """The ids of ``ids`` that ``filters`` let through (one query over the id list).
+
+    For the project (and supersession) filter alone, the answer comes from the
+    ``(project, superseded_by)`` index, whose entries hold the rowid, so no observation
+    row is read: each row read costs ~1.5-2.5 µs, and a hybrid search checks ~200 ids
+    (its full-text and vector lists'): 0.27 -> 0.14 ms for the KNN's 100 at 100k rows."""
     if not ids:
         return set()
+    if filters.project is not None and not filters.narrows:
+        live = "" if filters.include_superseded else " AND o.superseded_by IS NULL"
+        sql = ("SELECT o.id FROM observations AS o INDEXED BY observations_project_live "
+               f"WHERE o.project = ?{live} AND o.id IN (SELECT value FROM json_each(?))")
+        return {r[0] for r in conn.execute(sql, (filters.project, json_ids(ids)))}
     clauses, params = filters.where("o")
     sql = (f"SELECT o.id FROM observations AS o WHERE o.id IN "
            f"(SELECT value FROM json_each(?)) {''.join(' AND ' + c for c in clauses)}")

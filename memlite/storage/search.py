@@ -202,7 +202,7 @@ def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
     """The KNN's matches at or above ``floor``; ``scored``: the candidates a
     ``vector_job`` already ranked (then only the filters are checked here)."""
     found = _neighbours(conn, vector, filters, depth) if scored is None \
-        else vector_index.passing(conn, scored, depth, filters.where("o"))
+        else vector_index.passing(conn, scored, depth, filters)
     kept = [(oid, distance) for oid, distance in found if 1.0 - distance >= floor]
     return Listed([oid for oid, _ in kept], dict(kept))
 
@@ -325,7 +325,16 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         if query_vector is not None:  # and the KNN meanwhile, when the index allows
             job = vector_job.start(conn, query_vector, seen_by_lists, depth)
         fts = fts_list(conn, intent.text, seen_by_lists, depth, coverage=True)
+    early: dict[int, tuple[int, str, str]] = {}
+    files_listed: tuple[list[int], list[int]] | None = None
     if job is not None:
+        assert fts is not None  # a job is started in hybrid mode, after which full text ran
+        if job.busy():
+            # What needs no vector, read while the pool thread is still scoring: this
+            # wait then costs no wall time (otherwise it is read in one go, below).
+            files_listed = _file_lists(conn, intent, filters, depth)
+            early = _facts(conn, list(dict.fromkeys([*fts.ids, *files_listed[0],
+                                                      *files_listed[1]])))
         query_vector, reason_given, scored = job.result()
         no_vector_reason = no_vector_reason or reason_given
     elif callable(query_vector):
@@ -351,9 +360,10 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
                            scored)
     if mode == "hybrid":
         mode_used = "hybrid" if use_vectors else "fts"
-        files, other_files = _file_lists(conn, intent, filters, depth)
+        files, other_files = files_listed if files_listed is not None \
+            else _file_lists(conn, intent, filters, depth)
         candidates = list(dict.fromkeys([*fts.ids, *vec.ids, *files, *other_files]))
-        facts = _facts(conn, candidates)
+        facts = {**early, **_facts(conn, [oid for oid in candidates if oid not in early])}
         created = {oid: fact[0] for oid, fact in facts.items()}
         newest = sorted(candidates, key=lambda oid: (-created[oid], -oid)) \
             if fusion.recency_weight else ()

@@ -61,7 +61,8 @@ from typing import Any
 import apsw
 import numpy as np
 
-from memlite.storage.filters import json_ids
+from memlite.storage.filters import Filters, json_ids
+from memlite.storage.filters import passing as filters_passing
 from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_none
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
@@ -408,16 +409,22 @@ def scored(index: ProjectIndex, vector: bytes, k: int) -> Ranked:
 
 
 def passing(conn: apsw.Connection, chunks: Ranked, k: int,
-            where: tuple[list[str], list[Any]]) -> list[tuple[int, float]]:
+            where: tuple[list[str], list[Any]] | Filters) -> list[tuple[int, float]]:
     """The first ``k`` of ``chunks`` that pass ``where`` (conditions on
-    ``observations AS o``: project, supersession), closest first."""
-    clauses, params = where
+    ``observations AS o``: project, supersession; or the search's ``Filters``, checked
+    by ``filters.passing``, which answers a project filter from its index without
+    reading the rows), closest first."""
     out: list[tuple[int, float]] = []
     for chunk in chunks:
-        kept = {r[0] for r in conn.execute(
-            "SELECT o.id FROM observations AS o WHERE o.id IN (SELECT value FROM json_each(?))"
-            f"{''.join(' AND ' + c for c in clauses)}",
-            (json_ids([oid for oid, _ in chunk]), *params))}
+        ids = [oid for oid, _ in chunk]
+        if isinstance(where, Filters):
+            kept = filters_passing(conn, ids, where)
+        else:
+            clauses, params = where
+            kept = {r[0] for r in conn.execute(
+                "SELECT o.id FROM observations AS o WHERE o.id IN "
+                f"(SELECT value FROM json_each(?)){''.join(' AND ' + c for c in clauses)}",
+                (json_ids(ids), *params))}
         out.extend(hit for hit in chunk if hit[0] in kept)
         if len(out) >= k:
             break

@@ -29,10 +29,10 @@ while it waits for the embedding, at most the embedder's timeout.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from collections.abc import Callable
 
 import apsw
-import attrs
 
 from memlite.storage import vector_index
 from memlite.storage.filters import Filters
@@ -51,18 +51,67 @@ Source = Callable[[], tuple[bytes | None, str | None]]
 Outcome = tuple[bytes | None, str | None, vector_index.Ranked | None]
 
 
-@attrs.frozen
 class VectorJob:
     """A KNN under way: ``result()`` waits for ``(vector or None, why not, ranked
     candidates or None)``; the candidates are None when there is no vector or it does
     not fit the index (the caller reports why, as without a job). ``index`` is the index
-    the job searches (its codes serve the fusion: ``ProjectIndex.codes_for``)."""
+    the job searches (its codes serve the fusion: ``ProjectIndex.codes_for``).
 
-    future: concurrent.futures.Future[Outcome]
-    index: vector_index.ProjectIndex
+    Whichever thread first holds the query's vector scores it: the pool thread, as soon
+    as the embedding arrives (while full text still runs), or the search's own thread in
+    ``result()`` when the pool thread has not got that far. Why: on a busy machine a
+    woken pool thread waited ~5 ms for a CPU after the embedding arrived (load ~3, 2
+    CPUs), while the search's thread, its full text done, sat waiting for it. The
+    answer is the same either way (the same call on the same vector); the source may
+    then be called on both threads (the HTTP API's is a future's result: the same
+    answer twice)."""
+
+    __slots__ = ("index", "_source", "_dim", "_depth", "_lock", "_claimed", "future")
+
+    def __init__(self, index: vector_index.ProjectIndex, source: Source | bytes, dim: int,
+                 depth: int) -> None:
+        self.index = index
+        self._source = source
+        self._dim = dim
+        self._depth = depth
+        self._lock = threading.Lock()
+        self._claimed = False
+        self.future: concurrent.futures.Future[Outcome | None] = _POOL.submit(self._work)
+
+    def _claim(self) -> bool:
+        with self._lock:
+            if self._claimed:
+                return False
+            self._claimed = True
+            return True
+
+    def _vector(self) -> tuple[bytes | None, str | None]:
+        source = self._source
+        return source() if callable(source) else (source, None)
+
+    def _score(self, vector: bytes | None, reason: str | None) -> Outcome:
+        if vector is None or len(vector) != self._dim * 4:
+            return vector, reason, None
+        return vector, reason, vector_index.scored(self.index, vector, self._depth)
+
+    def _work(self) -> Outcome | None:
+        """The pool thread: the vector, then the KNN unless the search's thread took it
+        (None then)."""
+        vector, reason = self._vector()
+        return self._score(vector, reason) if self._claim() else None
+
+    def busy(self) -> bool:
+        """True while the pool thread is scoring (``result()`` would wait for it)."""
+        with self._lock:
+            return self._claimed and not self.future.done()
 
     def result(self) -> Outcome:
-        return self.future.result()
+        if self._claim():  # the pool thread has not started scoring: score here
+            vector, reason = self._vector()
+            return self._score(vector, reason)
+        outcome = self.future.result()
+        assert outcome is not None  # claimed by the pool thread: it scored
+        return outcome
 
 
 def start(conn: apsw.Connection, query_vector: bytes | Source, filters: Filters,
@@ -78,11 +127,4 @@ def start(conn: apsw.Connection, query_vector: bytes | Source, filters: Filters,
     index = vector_index.prepared(conn, filters.project, dim)
     if index is None:
         return None
-
-    def work() -> Outcome:
-        vector, reason = query_vector() if callable(query_vector) else (query_vector, None)
-        if vector is None or len(vector) != dim * 4:
-            return vector, reason, None
-        return vector, reason, vector_index.scored(index, vector, depth)
-
-    return VectorJob(_POOL.submit(work), index)
+    return VectorJob(index, query_vector, dim, depth)
