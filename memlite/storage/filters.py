@@ -87,10 +87,18 @@ def passing(conn: apsw.Connection, ids: Sequence[int], filters: Filters) -> set[
     if not ids:
         return set()
     if filters.project is not None and not filters.narrows:
-        live = "" if filters.include_superseded else " AND o.superseded_by IS NULL"
+        # Each form seeks the index on (project, superseded_by) and finds the rowid there;
+        # the project alone would scan every entry of the project (8 ms at 100k).
         sql = ("SELECT o.id FROM observations AS o INDEXED BY observations_project_live "
-               f"WHERE o.project = ?{live} AND o.id IN (SELECT value FROM json_each(?))")
-        return {r[0] for r in conn.execute(sql, (filters.project, json_ids(ids)))}
+               "WHERE o.project = ? AND o.superseded_by IS NULL "
+               "AND o.id IN (SELECT value FROM json_each(?))")
+        params: tuple[object, ...] = (filters.project, json_ids(ids))
+        if filters.include_superseded:  # and the project's few superseded ones
+            sql += (" UNION ALL SELECT o.id FROM observations AS o INDEXED BY "
+                    "observations_project_live WHERE o.project = ? AND o.superseded_by "
+                    "IS NOT NULL AND o.id IN (SELECT value FROM json_each(?))")
+            params += params
+        return {r[0] for r in conn.execute(sql, params)}
     clauses, params = filters.where("o")
     sql = (f"SELECT o.id FROM observations AS o WHERE o.id IN "
            f"(SELECT value FROM json_each(?)) {''.join(' AND ' + c for c in clauses)}")

@@ -175,7 +175,10 @@ def _fts_joined(conn: apsw.Connection, query: str, plan: fts_split.Split | int,
     clauses, params = filters.where("o")
     # Within one project, the (project, superseded_by) index tells which matches count
     # without reading each row; SQLite does not always pick it by itself (1M rows).
-    hint = " INDEXED BY observations_project_live" if filters.project is not None else ""
+    # With superseded rows included the index cannot be sought by rowid (its second
+    # column is open): each row is then read by its rowid instead.
+    hint = " INDEXED BY observations_project_live" \
+        if filters.project is not None and not filters.include_superseded else ""
     sql = (
         f"SELECT o.id, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
         f"FROM observations_fts JOIN observations AS o{hint} "

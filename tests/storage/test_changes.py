@@ -147,3 +147,14 @@ def test_a_query_matching_only_the_replaced_choice_finds_the_current_one(db, add
         db, "urllib3 Retry carrier", mode="hybrid",
         filters=Filters(project="/repo/a", until_ms=1_700_000_000_000 + DAY)).hits]
     assert before == []  # the replacement fails the filters: nothing stands in
+
+
+def test_the_project_check_counts_superseded_rows_only_when_asked(db, add):
+    from memlite.storage.filters import passing
+
+    old = add("Use requests for the HTTP client", day=0)
+    new = add("Switched HTTP client from requests to httpx", day=2)
+    elsewhere = add("Use requests for the HTTP client", day=0, project="/repo/b")
+    ids = [old, new, elsewhere]
+    assert passing(db, ids, Filters(project="/repo/a")) == {new}
+    assert passing(db, ids, Filters(project="/repo/a", include_superseded=True)) == {old, new}
