@@ -92,13 +92,13 @@ def passing(conn: apsw.Connection, ids: Sequence[int], filters: Filters) -> set[
         sql = ("SELECT o.id FROM observations AS o INDEXED BY observations_project_live "
                "WHERE o.project = ? AND o.superseded_by IS NULL "
                "AND o.id IN (SELECT value FROM json_each(?))")
-        params: tuple[object, ...] = (filters.project, json_ids(ids))
+        args: tuple[object, ...] = (filters.project, json_ids(ids))
         if filters.include_superseded:  # and the project's few superseded ones
             sql += (" UNION ALL SELECT o.id FROM observations AS o INDEXED BY "
                     "observations_project_live WHERE o.project = ? AND o.superseded_by "
                     "IS NOT NULL AND o.id IN (SELECT value FROM json_each(?))")
-            params += params
-        return {r[0] for r in conn.execute(sql, params)}
+            args += args
+        return {r[0] for r in conn.execute(sql, args)}
     clauses, params = filters.where("o")
     sql = (f"SELECT o.id FROM observations AS o WHERE o.id IN "
            f"(SELECT value FROM json_each(?)) {''.join(' AND ' + c for c in clauses)}")
