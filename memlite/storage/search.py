@@ -60,13 +60,11 @@ from memlite.storage.fusion import (
     DEFAULT_FUSION,
     Fusion,
     admit_followup,
-    demote_superseded,
     diversify,
     favour_newest,
     fuse,
 )
 from memlite.storage.query import (
-    DATE_SLACK_DAYS,
     QueryIntent,
     analyse,
     path_matches,
@@ -74,6 +72,7 @@ from memlite.storage.query import (
 )
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
+from memlite.storage.search_after import current_in_place, superseded_last, that_day_first
 from memlite.storage.sqlvalue import integer, real, text_or_none
 from memlite.storage.vector_codes import CODES_TABLE
 from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
@@ -309,7 +308,7 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     depth = max(limit, fusion.depth)
     if mode == "fts" and not filters.include_superseded:
         # The list is the answer: its top ``limit`` is all that is shown (deeper lists
-        # feed the fusion, and ``_superseded_last``, which may move a hit below one
+        # feed the fusion, and ``search_after.superseded_last``, which may move a hit below one
         # found further down). At 10,000 observations: 1.4 ms instead of 1.7.
         depth = limit
     intent = analyse(text, framing=project_words(filters.project)) if mode == "hybrid" \
@@ -318,7 +317,8 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     job: vector_job.VectorJob | None = None
     scored: vector_index.Ranked | None = None
     # Hybrid lists see superseded rows too; each one found stands for its replacement
-    # (``_current``): the old decision often shares the query's words, the new one not.
+    # (``search_after.current_in_place``): the old decision often shares the query's
+    # words, the new one not.
     resolve = mode == "hybrid" and not filters.include_superseded
     seen_by_lists = attrs.evolve(filters, include_superseded=True) if resolve else filters
     if mode == "hybrid":  # needs no vector: runs while the query is being embedded
@@ -398,11 +398,11 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
         ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion)
     if mode == "hybrid" and intent.date_only:
-        ranked = _that_day_first(conn, ranked, intent, filters, depth)
+        ranked = that_day_first(conn, ranked, intent, filters, depth)
     if resolve:  # a file's own history (its file lists) stays as it is
-        ranked = _current(conn, ranked, filters, keep={*files, *other_files})
+        ranked = current_in_place(conn, ranked, filters, keep={*files, *other_files})
     if filters.include_superseded:
-        ranked = _superseded_last(conn, ranked)
+        ranked = superseded_last(conn, ranked)
     ranked = ranked[:limit]
     by_id = {obs.id: obs for obs in get_observations(conn, [oid for oid, _ in ranked])}
     fts_rank = {oid: i for i, oid in enumerate(fts.ids, start=1)}
@@ -414,32 +414,6 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         for oid, score in ranked if oid in by_id
     ]
     return SearchOutcome(hits=hits, mode=mode, mode_used=mode_used, note=note)
-
-
-def _that_day_first(conn: apsw.Connection, ranked: list[tuple[int, float]],
-                    intent: QueryIntent, filters: Filters,
-                    depth: int) -> list[tuple[int, float]]:
-    """``ranked`` with the observations written on the named day (or month), newest
-    first, ahead of it. Why: "what did we do on 1 December" has no topic word to search,
-    so the lists hold only stray neighbours (user trial, round 4: 1 of 7); the user asks
-    for that day's record. The window is the named day itself, without the ranking's
-    slack days (``query.DATE_SLACK_DAYS``)."""
-    assert intent.dated is not None
-    since, until = intent.dated
-    until -= DATE_SLACK_DAYS * 86_400_000
-    clauses, params = filters.where("o")
-    clauses.append("o.created_at_epoch BETWEEN ? AND ?")
-    rows = conn.execute(
-        "SELECT o.id FROM observations o WHERE " + " AND ".join(clauses)
-        + " ORDER BY o.created_at_epoch DESC, o.id DESC LIMIT ?",
-        (*params, since, until, depth))
-    day = [r[0] for r in rows]
-    if not day:
-        return ranked
-    top = max((score for _, score in ranked), default=0.0)
-    listed = set(day)
-    return [(oid, top + len(day) - i) for i, oid in enumerate(day)] + \
-        [(oid, score) for oid, score in ranked if oid not in listed]
 
 
 def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]],
@@ -504,66 +478,6 @@ def _facts(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, tuple[int, st
         "SELECT id, created_at_epoch, session_id, type FROM observations WHERE id IN "
         "(SELECT value FROM json_each(?))", (json_ids(ids),))
     return {integer(r[0]): (integer(r[1]), str(r[2]), str(r[3])) for r in rows}
-
-
-def _current(conn: apsw.Connection, ranked: list[tuple[int, float]], filters: Filters, *,
-             keep: set[int]) -> list[tuple[int, float]]:
-    """``ranked`` with each superseded observation replaced by the live end of its chain
-    (at its rank, unless that one ranks higher already), or dropped when that one fails
-    the filters (another type, outside the dates): the current decision answers a
-    question the old one matched, and the old one is not shown. Ids in ``keep`` (found
-    by the file a query names: that file's history) stay themselves."""
-    links: dict[int, int] = {}
-    pending = [oid for oid, _ in ranked if oid not in keep]
-    for _ in range(8):  # chains are short; a cycle cannot form, but stay bounded
-        if not pending:
-            break
-        rows = conn.execute(
-            "SELECT id, superseded_by FROM observations WHERE superseded_by IS NOT NULL "
-            "AND id IN (SELECT value FROM json_each(?))", (json_ids(pending),)).fetchall()
-        found = {integer(r[0]): integer(r[1]) for r in rows}
-        links.update(found)
-        pending = [p for p in found.values() if p not in links]
-    if not links:
-        return ranked
-
-    def head(oid: int) -> int:
-        seen = {oid}
-        while oid in links and links[oid] not in seen:
-            oid = links[oid]
-            seen.add(oid)
-        return oid
-
-    heads = {oid: head(oid) for oid in links}
-    allowed = passing(conn, sorted(set(heads.values())), filters)
-    out: list[tuple[int, float]] = []
-    shown: set[int] = set()
-    for oid, score in ranked:
-        current = oid if oid in keep else heads.get(oid, oid)
-        if current in shown or (current != oid and current not in allowed):
-            continue
-        if current in links and current not in keep:  # the chain's end is not live
-            continue
-        shown.add(current)
-        out.append((current, score))
-    return out
-
-
-def _superseded_last(conn: apsw.Connection, ranked: list[tuple[int, float]],
-                     ) -> list[tuple[int, float]]:
-    """``ranked`` with no superseded observation above the one that replaced it."""
-    if not ranked:
-        return ranked
-    rows = conn.execute(
-        "SELECT id, superseded_by FROM observations WHERE superseded_by IS NOT NULL AND id IN "
-        "(SELECT value FROM json_each(?))", (json_ids([oid for oid, _ in ranked]),))
-    links = {r[0]: r[1] for r in rows}
-    if not links:
-        return ranked
-    scores = dict(ranked)
-    order = demote_superseded([oid for oid, _ in ranked], links)
-    # Scores stay each hit's own; the order is what changed (scores may no longer descend).
-    return [(oid, scores[oid]) for oid in order]
 
 
 def _finite(value: float) -> float:
