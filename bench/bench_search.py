@@ -373,8 +373,8 @@ def measure_embedding(qs, words: list[str], count: int = 1000) -> dict:
                 embedder.embed([text])
                 single.append(time.perf_counter() - start)
         tokenizer = getattr(embedder, "_tokenizer", None)  # MiniLM's, for the note
-        tokens = (sum(len(e.ids) for e in tokenizer.encode_batch(texts)) / len(texts)
-                  if tokenizer is not None and hasattr(tokenizer, "encode_batch") else None)
+        tokens = (sum(len(tokenizer.ids(text)) for text in texts) / len(texts)
+                  if tokenizer is not None and hasattr(tokenizer, "ids") else None)
         out[choice] = {"name": embedder.name, "dim": embedder.dim, "rate": rate,
                        "tokens": tokens,
                        "single_p50": percentile(single, 0.5),

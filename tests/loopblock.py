@@ -27,13 +27,20 @@ import time
 import trio
 
 LIMIT_MS = float(os.environ.get("LOOPBLOCK_MS") or 20.0)
+EXEMPT = frozenset({
+    # The HTTP tests' app, built once per test: ``create_app`` (routes, the Jinja
+    # environment, the OpenAPI document) runs once when a worker starts, before it serves
+    # anything, so it stalls nobody; 15-18 ms CPU on a quiet 2-CPU machine, 25 ms once
+    # under CI load (round 6), where it failed a test that blocked nothing.
+    "<fixture 'app'>",
+})
 
 
 class LoopBlockWatch(trio.abc.Instrument):
     """Records the longest task step on the Trio thread (CPU and wall time)."""
 
     def __init__(self) -> None:
-        self.longest_cpu = self.longest_wall = self.longest_gc = 0.0
+        self.longest_cpu = self.longest_wall = self.longest_gc = self.longest_exempt = 0.0
         self.cpu_task = self.wall_task = ""
         self.steps = 0
         self._cpu = self._wall = self._gc = self._gc_began = 0.0
@@ -60,6 +67,9 @@ class LoopBlockWatch(trio.abc.Instrument):
         cpu = time.thread_time() - self._cpu - self._gc
         wall = time.perf_counter() - self._wall
         self.steps += 1
+        if task.name in EXEMPT:
+            self.longest_exempt = max(self.longest_exempt, cpu)
+            return
         if cpu > self.longest_cpu:
             self.longest_cpu, self.cpu_task = cpu, task.name
         if wall > self.longest_wall:
@@ -69,7 +79,8 @@ class LoopBlockWatch(trio.abc.Instrument):
         return {"test": test, "cpu_ms": round(self.longest_cpu * 1000, 2),
                 "cpu_task": self.cpu_task, "wall_ms": round(self.longest_wall * 1000, 2),
                 "wall_task": self.wall_task, "steps": self.steps,
-                "gc_ms": round(self.longest_gc * 1000, 2)}
+                "gc_ms": round(self.longest_gc * 1000, 2),
+                "exempt_cpu_ms": round(self.longest_exempt * 1000, 2)}
 
 
 def record(line: dict[str, object]) -> None:

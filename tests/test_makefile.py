@@ -8,6 +8,7 @@ what make would run without running it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,11 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
 def _plan(tmp_path: Path, target: str) -> str:
     for name in ("Makefile", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, tmp_path / name)
-    done = subprocess.run(["make", "-n", target, f"PYTHON={sys.executable}"], cwd=tmp_path,
+    # Run under `make test` (CI), make would pass its own level and flags down and print
+    # "make[1]: Entering directory ..." around the plan: a make of its own, quiet.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", target,
+                           f"PYTHON={sys.executable}"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60, check=True)
     return done.stdout.replace("\\\n", " ")  # a continued command on one line
 
