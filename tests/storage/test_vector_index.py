@@ -312,3 +312,26 @@ def test_filters_that_reject_the_nearest_rows_reach_further_down(db, add_observa
     assert not set(hidden) & {oid for oid, _ in got}
     assert len(set(order[40:50]) & {oid for oid, _ in got}) >= 9  # int8 near-ties
     assert set(ids) >= {oid for oid, _ in got}
+
+
+def test_a_project_filter_with_superseded_rows_needs_no_check_and_stays_lazy():
+    """The project's index holds only its live rows (deleted ones are tombstones), so a
+    search whose lists see superseded rows takes the first ``k`` as ranked, without a
+    query, and ranks no more chunks than it needs."""
+    from memlite.storage.filters import Filters
+    from memlite.storage.vector_index import passing
+
+    pulled = []
+
+    def chunks():
+        for start in range(0, 1000, 10):
+            pulled.append(start)
+            yield [(start + i, 0.1) for i in range(10)]
+
+    class NoQueries:
+        def execute(self, *args, **kwargs):
+            raise AssertionError("no query expected")
+
+    got = passing(NoQueries(), chunks(), 25, Filters(project="/p", include_superseded=True))
+    assert [oid for oid, _ in got] == list(range(25))
+    assert pulled == [0, 10, 20]
