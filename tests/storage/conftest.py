@@ -50,3 +50,31 @@ def add_observation(db):
         return storage.insert_observation(db, storage.NewObservation(**fields)).id
 
     return add
+
+
+DAY_MS = 86_400_000
+
+
+@pytest.fixture
+def add(db):
+    """``add(title, type, day, **fields)``: store one observation (project ``/repo/a``,
+    session ``s1``, ``day`` days after a fixed date), return its id."""
+
+    def store(title: str, type_: str = "decision", day: int = 0, **overrides) -> int:
+        fields = {"session_id": "s1", "project": "/repo/a", "type": type_, "title": title,
+                  "at_ms": 1_700_000_000_000 + day * DAY_MS}
+        fields.update(overrides)
+        return storage.insert_observation(db, storage.NewObservation(**fields)).id
+
+    return store
+
+
+@pytest.fixture
+def superseded_by(db):
+    """``superseded_by(oid)``: the id that replaced ``oid``, or None."""
+
+    def link(oid: int) -> int | None:
+        return db.execute("SELECT superseded_by FROM observations WHERE id = ?",
+                          (oid,)).fetchall()[0][0]
+
+    return link

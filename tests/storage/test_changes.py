@@ -6,29 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from memlite import storage
 from memlite.storage.changes import parse, words
 from memlite.storage.search import Filters, search
 
-DAY = 86_400_000
-
-
-@pytest.fixture
-def add(db):
-    """``add(title, type, day, **fields)``: store one, return its id."""
-
-    def store(title: str, type_: str = "decision", day: int = 0, **overrides) -> int:
-        fields = {"session_id": "s1", "project": "/repo/a", "type": type_, "title": title,
-                  "at_ms": 1_700_000_000_000 + day * DAY}
-        fields.update(overrides)
-        return storage.insert_observation(db, storage.NewObservation(**fields)).id
-
-    return store
-
-
-def superseded_by(db, oid: int) -> int | None:
-    return db.execute("SELECT superseded_by FROM observations WHERE id = ?",
-                      (oid,)).fetchall()[0][0]
+DAY = 86_400_000  # tests/storage/conftest.py's DAY_MS
 
 
 @pytest.mark.parametrize("title, old, new, subject", [
@@ -62,33 +43,33 @@ def test_words_drop_small_words_verbs_and_plurals():
     assert words("Switched the CRDTs from 15-minute queries") == {"crdt", "15", "minute", "query"}
 
 
-def test_a_stated_switch_supersedes_the_decision_it_replaced(db, add):
+def test_a_stated_switch_supersedes_the_decision_it_replaced(db, add, superseded_by):
     old = add("Use a Redis lock to prevent overlapping billing cycle runs", day=0)
     new = add("Switched billing cycle lock from Redis to Postgres advisory locks", day=7)
-    assert superseded_by(db, old) == new
-    assert superseded_by(db, new) is None
+    assert superseded_by(old) == new
+    assert superseded_by(new) is None
 
 
-def test_a_revert_supersedes_the_switch_it_undoes(db, add):
+def test_a_revert_supersedes_the_switch_it_undoes(db, add, superseded_by):
     first = add("Use a Redis lock to prevent overlapping billing cycle runs", day=0)
     switch = add("Switched billing cycle lock from Redis to Postgres advisory locks", day=7)
     back = add("Reverted billing cycle lock back to Redis, with a renewal thread", day=14)
-    assert (superseded_by(db, first), superseded_by(db, switch), superseded_by(db, back)) \
+    assert (superseded_by(first), superseded_by(switch), superseded_by(back)) \
         == (switch, back, None)
 
 
-def test_features_and_replace_and_dropped_forms(db, add):
+def test_features_and_replace_and_dropped_forms(db, add, superseded_by):
     polling = add("Live metrics via polling every 5 seconds", type_="feature", day=0)
     stream = add("Replace metrics polling with a WebSocket stream", day=3)
     sse = add("Switched live metrics from WebSocket to Server-Sent Events", day=9)
     yaml = add("Config files can be YAML as well as TOML", type_="feature", day=1)
     toml = add("Dropped YAML config support; TOML only", day=5)
-    assert (superseded_by(db, polling), superseded_by(db, stream), superseded_by(db, sse)) \
+    assert (superseded_by(polling), superseded_by(stream), superseded_by(sse)) \
         == (stream, sse, None)
-    assert superseded_by(db, yaml) == toml
+    assert superseded_by(yaml) == toml
 
 
-def test_other_subjects_bugfixes_discoveries_and_projects_are_left_alone(db, add):
+def test_other_subjects_bugfixes_discoveries_and_projects_are_left_alone(db, add, superseded_by):
     rate = add("Requests per second capped at 50 for the crawler", day=0)
     fix = add("WebSocket reconnect storm after deploy", type_="bugfix", day=0)
     seen = add("WebSocket frames are gzip-compressed by the proxy", type_="discovery", day=0)
@@ -97,20 +78,20 @@ def test_other_subjects_bugfixes_discoveries_and_projects_are_left_alone(db, add
     add("Switched HTTP client from requests to httpx", day=2)
     add("Switched live metrics from WebSocket to Server-Sent Events", day=3)
     for oid in (rate, fix, seen, other):
-        assert superseded_by(db, oid) is None
+        assert superseded_by(oid) is None
 
 
-def test_an_older_note_already_about_the_new_choice_is_kept(db, add):
+def test_an_older_note_already_about_the_new_choice_is_kept(db, add, superseded_by):
     both = add("HTTP client wrapper supports requests and httpx", type_="feature", day=0)
     add("Switched HTTP client from requests to httpx", day=2)
-    assert superseded_by(db, both) is None
+    assert superseded_by(both) is None
 
 
-def test_a_late_stored_older_observation_is_the_superseded_one(db, add):
+def test_a_late_stored_older_observation_is_the_superseded_one(db, add, superseded_by):
     new = add("Switched HTTP client from requests to httpx", day=5)
     late = add("Use requests for the HTTP client", day=1)  # imported or observed late
-    assert superseded_by(db, late) == new
-    assert superseded_by(db, new) is None
+    assert superseded_by(late) == new
+    assert superseded_by(new) is None
 
 
 def test_search_hides_the_replaced_choice_but_a_file_query_lists_its_history(db, add):
@@ -126,12 +107,12 @@ def test_search_hides_the_replaced_choice_but_a_file_query_lists_its_history(db,
     assert history.index(new) < history.index(old)
 
 
-def test_a_query_matching_only_the_replaced_choice_finds_the_current_one(db, add):
+def test_a_query_matching_only_the_replaced_choice_finds_the_current_one(db, add, superseded_by):
     old = add("Use requests for the HTTP client", day=0,
               narrative="requests.Session with urllib3 Retry for every carrier call")
     new = add("Switched HTTP client from requests to httpx", day=2, session_id="s2",
               narrative="httpx.AsyncClient with HTTP/2")
-    assert superseded_by(db, old) == new
+    assert superseded_by(old) == new
     only_old = Filters(project="/repo/a")
     found = [h.observation.id for h in search(db, "urllib3 Retry carrier", mode="hybrid",
                                              filters=only_old).hits]
