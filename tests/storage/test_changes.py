@@ -39,6 +39,15 @@ def test_parse_finds_no_change_where_none_is_named(title):
     assert parse(title) is None
 
 
+def test_only_a_titles_first_characters_are_read():
+    """Bad input (a huge title, from an import) costs a bounded parse, not seconds."""
+    from memlite.storage.changes import PARSED_CHARS
+
+    assert parse("Switched the HTTP client from requests to httpx") is not None
+    assert parse("x" * PARSED_CHARS + " switched the HTTP client from requests to httpx") is None
+    assert parse("x " + "from a " * 3000) is None
+
+
 def test_words_drop_small_words_verbs_and_plurals():
     assert words("Switched the CRDTs from 15-minute queries") == {"crdt", "15", "minute", "query"}
 
