@@ -13,7 +13,7 @@ A newer observation ``new`` supersedes an older ``old`` of its project when:
 * ``new``'s title states a change (``parse``): *from A to B*, *A -> B*, *replace(d) A
   with B*, *B instead of A*, *dropped A*, or *reverted S back to B*;
 * ``new`` is a decision, feature, change or refactor (``CHANGING_TYPES``), and so is
-  ``old`` (``CHANGED_TYPES``): a bugfix or discovery records what happened, which a
+  ``old``: a bugfix or discovery records what happened, which a
   later change does not undo, so it is never hidden by this rule;
 * ``old``'s title holds every word of A (A must have a word, not just a number: "from 10
   to 25" alone names nothing) and none of B's words are all there (an older note already
@@ -42,11 +42,10 @@ import attrs
 from memlite.storage.fts import STOPWORDS
 from memlite.storage.sqlvalue import integer, integer_or_none, text_or_none
 
-__all__ = ["CHANGED_TYPES", "CHANGING_TYPES", "PARSED_CHARS", "SCAN", "Change", "parse",
+__all__ = ["CHANGING_TYPES", "PARSED_CHARS", "SCAN", "Change", "parse",
            "pick", "record_change", "replaces", "words"]
 
 CHANGING_TYPES = frozenset({"decision", "feature", "change", "refactor"})
-CHANGED_TYPES = CHANGING_TYPES
 SCAN = 500
 """Live observations of the project compared, newest first."""
 
@@ -172,14 +171,14 @@ def record_change(conn: apsw.Connection, new_id: int, project: str, type_: str, 
     """Link ``new_id`` (already stored, live) by the change its title states, and link it
     under a newer stored change that replaces it (an observation stored late: an import,
     a slow batch). Returns the ids now superseded. Run in the insert's transaction."""
-    if type_ not in CHANGING_TYPES | CHANGED_TYPES:
+    if type_ not in CHANGING_TYPES:
         return []
-    marks = ",".join("?" * len(CHANGED_TYPES))
+    marks = ",".join("?" * len(CHANGING_TYPES))
     rows = conn.execute(
         "SELECT id, title, created_at_epoch FROM observations "
         f"WHERE project = ? AND superseded_by IS NULL AND id != ? AND type IN ({marks}) "
         "ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
-        (project, new_id, *sorted(CHANGED_TYPES), SCAN)).fetchall()
+        (project, new_id, *sorted(CHANGING_TYPES), SCAN)).fetchall()
     older: list[tuple[int, str]] = []
     newer: list[tuple[int, int, str]] = []
     for oid, other_title, other_created in rows:
@@ -194,7 +193,7 @@ def record_change(conn: apsw.Connection, new_id: int, project: str, type_: str, 
             conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?",
                          (oid, new_id))
             return [new_id]
-    change = parse(title) if type_ in CHANGING_TYPES else None
+    change = parse(title)
     ids = pick(change, older) if change is not None else []
     if ids:
         conn.execute("UPDATE observations SET superseded_by = ? WHERE id IN "

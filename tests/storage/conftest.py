@@ -78,3 +78,16 @@ def superseded_by(db):
                           (oid,)).fetchall()[0][0]
 
     return link
+
+
+@pytest.fixture
+def small_index(monkeypatch):
+    """The in-memory vector index for every project, however small (the real threshold is
+    thousands of vectors); ``pytest.mark.usefixtures("small_index")`` in a module."""
+    from memlite.storage import vector_index
+
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 1)
+    monkeypatch.setattr(vector_index, "CANDIDATES", 60)
+    vector_index.reset()
+    yield
+    vector_index.reset()

@@ -25,14 +25,7 @@ WORDS = ["cache", "parser", "billing", "retry", "schema", "deploy", "token", "qu
          "Résumé", "naïve", "retries", "parsing", "caching"]
 
 
-@pytest.fixture(autouse=True)
-def small_index(monkeypatch):
-    """Index every project, however small (the real threshold is thousands of vectors)."""
-    monkeypatch.setattr(vector_index, "MIN_VECTORS", 1)
-    monkeypatch.setattr(vector_index, "CANDIDATES", 60)
-    vector_index.reset()
-    yield
-    vector_index.reset()
+pytestmark = pytest.mark.usefixtures("small_index")
 
 
 def populate(db, add_observation, n: int = 120, project: str = "/repo/a") -> list[int]:

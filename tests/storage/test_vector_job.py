@@ -19,14 +19,7 @@ DIM = 32
 WORDS = ["cache", "parser", "billing", "retry", "schema", "deploy", "token", "queue"]
 
 
-@pytest.fixture(autouse=True)
-def small_index(monkeypatch):
-    """Index every project, however small (the real threshold is thousands of vectors)."""
-    monkeypatch.setattr(vector_index, "MIN_VECTORS", 1)
-    monkeypatch.setattr(vector_index, "CANDIDATES", 60)
-    vector_index.reset()
-    yield
-    vector_index.reset()
+pytestmark = pytest.mark.usefixtures("small_index")
 
 
 def unit(rng: np.random.Generator, n: int) -> np.ndarray:
