@@ -21,7 +21,9 @@ in priority order:
 3. ``details``: narrative, facts and files of the latest FULL_OBSERVATION_COUNT.
 4. ``raw``: "Recent activity (raw, not yet compressed)": the project's events that no
    observer has turned into observations yet (status ``pending``), grouped by session
-   with its prompts: files read and changed, commands run, failures. Until the AI
+   with its prompts: files read and changed, commands run, failures; and the newest
+   UNANSWERED_SESSIONS sessions whose last prompt no Stop or SessionEnd followed (the
+   CLI killed mid-turn: no summary is ever made of them), shown by their prompts. Until the AI
    observer (and the rules fallback) exist, this is the only thing a next session can
    be told, and it is honest about being raw. Once events are compressed they leave this
    layer and appear as observations instead. At most OBSERVATION_COUNT events.
@@ -264,7 +266,24 @@ ORDER BY e.id DESC LIMIT ?
 """
 
 
+_UNANSWERED_SQL = """
+SELECT s.id FROM sessions AS s
+WHERE s.project = ? AND EXISTS (
+    SELECT 1 FROM events AS p WHERE p.session_id = s.id AND p.event_name = 'UserPromptSubmit'
+      AND NOT EXISTS (SELECT 1 FROM events AS e WHERE e.session_id = s.id
+                      AND e.event_name IN ('Stop', 'SessionEnd') AND e.id > p.id))
+ORDER BY s.started_at DESC LIMIT ?
+"""
+
+UNANSWERED_SESSIONS = 3
+"""At most this many sessions whose last prompt nothing answered or ended (the CLI killed
+mid-turn: no Stop, no SessionEnd, so no summary will ever be made) are shown in the raw
+layer by their prompts; the newest ones."""
+
+
 def _raw_sessions(conn: apsw.Connection, project: str, limit: int) -> tuple[RawSession, ...]:
+    """Sessions with pending tool events, then sessions whose last prompt no Stop or
+    SessionEnd followed (their prompt is all that can reach the next session)."""
     if limit <= 0:
         return ()
     by_session: dict[str, list[RawEvent]] = {}
@@ -273,6 +292,8 @@ def _raw_sessions(conn: apsw.Connection, project: str, limit: int) -> tuple[RawS
         by_session.setdefault(session_id, []).append(RawEvent(
             id=event_id, created_at=created_at, event_name=event_name,
             tool_name=tool_name or "?", target=str(target)))
+    for (session_id,) in conn.execute(_UNANSWERED_SQL, (project, UNANSWERED_SESSIONS)):
+        by_session.setdefault(session_id, [])
     sessions = []
     for session_id, events in by_session.items():
         started = conn.execute("SELECT started_at FROM sessions WHERE id = ?",
@@ -280,6 +301,8 @@ def _raw_sessions(conn: apsw.Connection, project: str, limit: int) -> tuple[RawS
         prompts = tuple(text for (text,) in conn.execute(
             "SELECT prompt_text FROM user_prompts WHERE session_id = ? "
             "ORDER BY prompt_number LIMIT 5", (session_id,)))
+        if not events and not prompts:
+            continue
         answer = conn.execute(
             "SELECT json_extract(payload, '$.last_assistant_message') FROM events "
             "WHERE session_id = ? AND event_name = 'Stop' ORDER BY id DESC LIMIT 1",

@@ -380,3 +380,42 @@ def test_chat_only_summaries_rank_below_summaries_of_real_work(db, tmp_path):
     # with room for more, the chat-only ones come after every summary of work
     text = build_context(db, project, summary_count=6).text
     assert text.index("real task 0") < text.index("what did we do last time?")
+
+
+def _prompt_event(conn, session_id: str, text: str, at: int) -> None:
+    """UserPromptSubmit as the worker leaves it: the prompt row and its skipped event."""
+    insert_prompt(conn, session_id=session_id, prompt_text=text, at_ms=at)
+    event = insert_event(conn, session_id=session_id, event_name="UserPromptSubmit",
+                         payload={"prompt": text}, at_ms=at)
+    conn.execute("UPDATE events SET status = 'skipped' WHERE id = ?", (event.id,))
+
+
+def test_a_session_killed_mid_turn_shows_its_prompt_in_the_raw_layer(db, tmp_path):
+    """The CLI SIGKILLed mid-turn (round 7's trial): no Stop, no SessionEnd, its one tool
+    event already observed. Old code: its prompt never reached the next session."""
+    project = _git_project(tmp_path / "p")
+    _seed(db, "killed", project, n_obs=1, at=1_000, title="Read client.py")
+    _prompt_event(db, "killed", "the settlement batch must retry 5 times", 1_001)
+    start_session(db, session_id="answered", project=project, at_ms=2_000)
+    _prompt_event(db, "answered", "an answered question", 2_001)
+    insert_event(db, session_id="answered", event_name="Stop",
+                 payload={"last_assistant_message": "answered"}, at_ms=2_002)
+    start_session(db, session_id="ended", project=project, at_ms=3_000)
+    _prompt_event(db, "ended", "interrupted, then /exit", 3_001)
+    insert_event(db, session_id="ended", event_name="SessionEnd", payload={}, at_ms=3_002)
+    text = build_context(db, project).text
+    raw = text[text.index("## Recent activity (raw"):]
+    assert "prompt: the settlement batch must retry 5 times" in raw
+    assert "an answered question" not in raw  # its Stop makes the summary
+    assert "interrupted, then /exit" not in raw  # its SessionEnd makes the summary
+
+
+def test_only_the_newest_unanswered_sessions_are_shown(db, tmp_path):
+    from memlite.context import UNANSWERED_SESSIONS
+    project = _git_project(tmp_path / "p")
+    for i in range(UNANSWERED_SESSIONS + 2):
+        start_session(db, session_id=f"k{i}", project=project, at_ms=1_000 + 10 * i)
+        _prompt_event(db, f"k{i}", f"killed prompt {i}", 1_001 + 10 * i)
+    text = build_context(db, project).text
+    shown = [i for i in range(UNANSWERED_SESSIONS + 2) if f"killed prompt {i}" in text]
+    assert shown == list(range(2, UNANSWERED_SESSIONS + 2))

@@ -10,6 +10,9 @@ session's pending events, oldest first, and for each one
 * ``Stop``: mark it ``processing``; once every pending event before it is observed, make
   the session's summary and store it with the Stop marked ``done`` in one transaction
   (several Stops pending at once, after a crash, get one summary of the session so far);
+* ``SessionEnd`` after a prompt that no Stop followed (a turn interrupted with Esc, then
+  ``/exit``): the same as a Stop, so the session's only content, its prompt, still gets
+  a summary and reaches the next session; otherwise it is skipped like any other event;
 * another event that is not a tool event (prompt, SessionEnd, ...): mark it ``skipped``
   (the summary reads it later);
 * rules backend (OBSERVER=rules, no CLI, or today's token budget spent): store the plain
@@ -266,7 +269,9 @@ class ObservingSession(SessionActor):
             project = await self._project(events[0])
             for index, event in enumerate(events):
                 after = event.id
-                if event.event_name == "Stop":
+                if event.event_name == "Stop" or (
+                        event.event_name == "SessionEnd"
+                        and await self.hub.read(_prompt_without_stop, self.session_id)):
                     await self._set_status([event.id], "processing")
                     stops.append(event.id)
                     continue
@@ -478,6 +483,16 @@ def _pending_after(conn: Any, session_id: str, after: int, limit: int = 50) -> l
     """The session's pending events after id ``after``, oldest first."""
     return reads._all(conn, Event, "WHERE session_id = ? AND status = 'pending' AND id > ? "
                       "ORDER BY id LIMIT ?", (session_id, after, limit))
+
+
+def _prompt_without_stop(conn: Any, session_id: str) -> bool:
+    """Whether the session has a prompt with no Stop after it: a turn interrupted (Esc,
+    then /exit) or cut short, whose summary its SessionEnd must make instead."""
+    return bool(conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM events AS p WHERE p.session_id = ? "
+        "AND p.event_name = 'UserPromptSubmit' AND NOT EXISTS (SELECT 1 FROM events AS s "
+        "WHERE s.session_id = p.session_id AND s.event_name = 'Stop' AND s.id > p.id))",
+        (session_id,)).fetchall()[0][0])
 
 
 def _processing_ids(conn: Any, session_id: str) -> list[int]:

@@ -163,9 +163,14 @@ def observer_health(
 
 
 def session_events(conn: apsw.Connection, session_id: str, *, limit: int = 2000) -> list[Event]:
-    """A session's events, oldest first (the Stop summary reads them)."""
-    return reads._all(conn, Event, "WHERE session_id = ? ORDER BY id LIMIT ?",
-                      (session_id, limit))
+    """A session's newest ``limit`` events, oldest first (the Stop summary reads them).
+
+    The newest, not the first: a summary is about how the session ended (Claude's last
+    answer, the latest test run, the last files changed); its request comes from the
+    prompts, which are read apart. A session of 2,000 tool events otherwise lost its end.
+    """
+    return reads._all(conn, Event, "WHERE id IN (SELECT id FROM events WHERE session_id = ? "
+                      "ORDER BY id DESC LIMIT ?) ORDER BY id", (session_id, limit))
 
 
 def health_line(conn: apsw.Connection, project: str | None = None, *,
