@@ -397,10 +397,11 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
                                                   filters, fusion.followup_window_ms)
         sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
         ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion)
+    day: set[int] = set()
     if mode == "hybrid" and intent.date_only:
-        ranked = that_day_first(conn, ranked, intent, filters, depth)
-    if resolve:  # a file's own history (its file lists) stays as it is
-        ranked = current_in_place(conn, ranked, filters, keep={*files, *other_files})
+        ranked, day = that_day_first(conn, ranked, intent, filters, depth)
+    if resolve:  # a file's or a day's own history stays as it is
+        ranked = current_in_place(conn, ranked, filters, keep={*files, *other_files, *day})
     if filters.include_superseded:
         ranked = superseded_last(conn, ranked)
     ranked = ranked[:limit]
