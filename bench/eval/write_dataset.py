@@ -1868,6 +1868,27 @@ QD("android", "paraphrase", "the release version couldn't read what the server s
 QD("android", "paraphrase", "the build broke after moving to the new language version", [30, 32])
 
 
+# Dev-only temporal queries of issue 14, round 7: "latest / current / now" questions over the
+# corpus' changes of mind, naming their topic, written to cover the kind (kept whether or
+# not memlite finds them; see the README's "Temporal dev-only queries").
+QD("billing", "temporal", "latest decision about the billing cycle lock", [38])
+QD("dash", "temporal", "what is the current approach for live metrics", [46, 47])
+QD("dash", "temporal", "which charting library is current", [18])
+QD("stash", "temporal", "what is the latest MSRV", [48])
+QD("stash", "temporal", "is YAML config still supported in the latest version", [45, 46])
+QD("router", "temporal", "what is MaxConns set to now", [40])
+QD("router", "temporal", "current autoscaling setup for the router", [37, 38, 53])
+QD("router", "temporal", "what is the minimum replica count today", [53])
+QD("router", "temporal", "which HTTP router do the admin routes use now", [47])
+QD("etl", "temporal", "latest schedule of the dbt_daily DAG", [45])
+QD("etl", "temporal", "most recent change to when dbt_daily runs", [45])
+QD("etl", "temporal", "how is fct_events built incrementally now", [25, 26])
+QD("android", "temporal", "what minSdk do we target now", [47])
+QD("android", "temporal", "most recent change to background sync", [45, 46])
+QD("android", "temporal", "what JSON library does Retrofit use currently", [52])
+QD("android", "temporal", "latest sync interval for the WorkManager job", [45])
+
+
 def main():
     data = _build()
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dataset.json")

@@ -150,7 +150,7 @@ async def _run_search(run: Any, params: dict[str, Any]) -> dict[str, Any]:
 
 async def _query_vector(q: str) -> tuple[bytes | None, str | None]:
     """The query's embedding from the embedder actor, or None and why not. What is
-    embedded is the query's topic, without framing or time cue words
+    embedded is the query without its leading framing, time cue words kept
     (``memlite.embed.query_text``)."""
     embedder = current_state().services.embedder
     if embedder is None:

@@ -6,7 +6,13 @@ title names what it replaced ("Switched billing lock from Redis to Postgres advi
 locks", "Replace metrics polling with a WebSocket stream", "fct_events switched from
 merge to insert_overwrite", "Dropped YAML config support; TOML only"). On the own eval's
 corpus (336 observations, 6 projects) the topic rule linked none of its seven changes of
-mind; this rule links six (the seventh names nothing the older title says).
+mind; this rule links six (the seventh names nothing the older title says), and since
+round 7 an eighth through a removed file (HPA on CPU -> KEDA, below). Left unlinked
+there, on purpose: value chains ("MSRV raised from 1.70 to 1.74" -> "MSRV raised to
+1.80", "minSdk 21 -> 24" -> "24 -> 26", "Cap the pool at 10 per pod instead of adding
+PgBouncer" -> "Raised MaxConns from 10 to 25"). Their facts ("minSdk = 24" / "= 26")
+would link them, but the older note often holds more than the value (why PgBouncer was
+rejected), and the own eval's dev questions "is minSdk still 24" want both.
 
 A newer observation ``new`` supersedes an older ``old`` of its project when:
 
@@ -21,6 +27,11 @@ A newer observation ``new`` supersedes an older ``old`` of its project when:
 * and they share a subject word: a word of ``new``'s title outside A and B that ``old``'s
   title also holds ("billing", "metrics", "fct_events", "sync"), so that "switched the
   HTTP client from requests to httpx" does not hide "requests per second are capped";
+  or, when they share none, ``new``'s facts or narrative say it removed or deleted a file
+  ``old`` modified ("Autoscale on Kafka consumer lag with KEDA instead of CPU", facts
+  "hpa.yaml removed", replaces "HorizontalPodAutoscaler on CPU 70%", which wrote
+  ``templates/hpa.yaml``: the title names what was replaced, the removed file says the
+  older setup is gone; round 7, ``removed_files``);
 * for *reverted S back to B*: ``old`` is the newest live observation about S that
   changed *from B to* something else.
 
@@ -34,16 +45,17 @@ ones included, and never deleted by this).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import apsw
 import attrs
 
 from memlite.storage.fts import STOPWORDS
+from memlite.storage.records import decode_list
 from memlite.storage.sqlvalue import integer, integer_or_none, text_or_none
 
-__all__ = ["CHANGING_TYPES", "PARSED_CHARS", "SCAN", "Change", "parse",
-           "pick", "record_change", "replaces", "words"]
+__all__ = ["CHANGING_TYPES", "PARSED_CHARS", "PARSED_TEXT", "SCAN", "Change", "parse",
+           "pick", "record_change", "removed_files", "replaces", "words"]
 
 CHANGING_TYPES = frozenset({"decision", "feature", "change", "refactor"})
 SCAN = 500
@@ -128,9 +140,12 @@ def parse(title: str) -> Change | None:
     return None
 
 
-def replaces(change: Change, title: str) -> bool:
+def replaces(change: Change, title: str, *, removed: frozenset[str] = frozenset(),
+             files: Iterable[str] = ()) -> bool:
     """Whether an older title is what ``change`` replaced (see the module docstring;
-    a revert is matched by ``reverted`` instead)."""
+    a revert is matched by ``reverted`` instead). ``removed``: the file names the newer
+    observation says it removed (``removed_files``); ``files``: the files the older one
+    modified. A removed file of the older one stands for a shared subject word."""
     if change.revert:
         return False
     held = words(title)
@@ -138,10 +153,40 @@ def replaces(change: Change, title: str) -> bool:
         return False
     if change.new and _has_word(change.new) and change.new <= held:
         return False
+    if removed and any(_base(f) in removed for f in files):
+        return True
     subject = change.subject - change.new
     if not subject:  # "Replace metrics polling with ...": A itself names the subject
         return len(change.old) >= 2
     return bool(subject & held)
+
+
+_REMOVED = re.compile(
+    r"(?:\b(?:removed|deleted|dropped)\s+(?P<after>\S+))|"
+    r"(?:(?P<before>\S+)\s+(?:(?:was|were|is|are|got)\s+)?(?:removed|deleted)\b)",
+    re.IGNORECASE)
+_FILE = re.compile(r"^[\w@+.-]*[\w@+-]\.[A-Za-z][A-Za-z0-9]{0,9}$")
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def removed_files(text: str) -> frozenset[str]:
+    """The file names (last path component, lower case) ``text`` says were removed or
+    deleted: "hpa.yaml removed", "Deleted src/lib/reconnect.ts". Only tokens that look
+    like a file (a name with an extension) count: "Removed redis" names no file."""
+    out = set()
+    for match in _REMOVED.finditer(text[:PARSED_TEXT]):
+        token = (match["after"] or match["before"] or "").strip("\"'`()[]{}<>,;:!?.")
+        name = _base(token)
+        if _FILE.match(name):
+            out.add(name)
+    return frozenset(out)
+
+
+PARSED_TEXT = 4000
+"""A narrative and its facts are read up to here for removed files (bounded work)."""
 
 
 def reverted(change: Change, title: str) -> bool:
@@ -155,15 +200,20 @@ def reverted(change: Change, title: str) -> bool:
     return bool(older.old & change.new) and bool(change.subject & words(title))
 
 
-def pick(change: Change, candidates: Iterable[tuple[int, str]]) -> list[int]:
+def pick(change: Change, candidates: Iterable[tuple[int, str]], *,
+         removed: frozenset[str] = frozenset(),
+         files: dict[int, Sequence[str]] | None = None) -> list[int]:
     """The ids of ``candidates`` (id, title; newest first) that ``change`` supersedes: every
-    one it replaces, or for a revert the newest one it undoes."""
+    one it replaces, or for a revert the newest one it undoes. ``removed`` and ``files``
+    (id -> files modified): see ``replaces``."""
     if change.revert:
         for oid, title in candidates:
             if reverted(change, title):
                 return [oid]
         return []
-    return [oid for oid, title in candidates if replaces(change, title)]
+    held = files or {}
+    return [oid for oid, title in candidates
+            if replaces(change, title, removed=removed, files=held.get(oid, ()))]
 
 
 def record_change(conn: apsw.Connection, new_id: int, project: str, type_: str, title: str,
@@ -175,28 +225,50 @@ def record_change(conn: apsw.Connection, new_id: int, project: str, type_: str, 
         return []
     marks = ",".join("?" * len(CHANGING_TYPES))
     rows = conn.execute(
-        "SELECT id, title, created_at_epoch FROM observations "
+        "SELECT id, title, created_at_epoch, files_modified FROM observations "
         f"WHERE project = ? AND superseded_by IS NULL AND id != ? AND type IN ({marks}) "
         "ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
         (project, new_id, *sorted(CHANGING_TYPES), SCAN)).fetchall()
     older: list[tuple[int, str]] = []
     newer: list[tuple[int, int, str]] = []
-    for oid, other_title, other_created in rows:
+    files: dict[int, Sequence[str]] = {}
+    for oid, other_title, other_created, other_files in rows:
         key = (integer_or_none(other_created) or 0, integer(oid))
+        files[key[1]] = decode_list(text_or_none(other_files))
         if key < (created, new_id):
             older.append((key[1], text_or_none(other_title) or ""))
         else:
             newer.append((*key, text_or_none(other_title) or ""))
+    own_files = _modified(conn, new_id) if newer else ()
     for _, oid, other_title in sorted(newer):  # nearest newer first
         change = parse(other_title)
-        if change is not None and pick(change, [(new_id, title)]):
+        if change is not None and pick(change, [(new_id, title)],
+                                       removed=_removed_by(conn, oid),
+                                       files={new_id: own_files}):
             conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?",
                          (oid, new_id))
             return [new_id]
     change = parse(title)
-    ids = pick(change, older) if change is not None else []
+    ids = pick(change, older, removed=_removed_by(conn, new_id), files=files) \
+        if change is not None else []
     if ids:
         conn.execute("UPDATE observations SET superseded_by = ? WHERE id IN "
                      "(SELECT value FROM json_each(?))",
                      (new_id, "[" + ",".join(map(str, ids)) + "]"))
     return ids
+
+
+def _removed_by(conn: apsw.Connection, oid: int) -> frozenset[str]:
+    """The file names observation ``oid``'s facts and narrative say were removed."""
+    row = conn.execute("SELECT narrative, facts FROM observations WHERE id = ?",
+                       (oid,)).fetchone()
+    if row is None:
+        return frozenset()
+    facts = decode_list(text_or_none(row[1]))
+    return removed_files("\n".join([*facts, text_or_none(row[0]) or ""]))
+
+
+def _modified(conn: apsw.Connection, oid: int) -> Sequence[str]:
+    row = conn.execute("SELECT files_modified FROM observations WHERE id = ?",
+                       (oid,)).fetchone()
+    return decode_list(text_or_none(row[0])) if row is not None else ()

@@ -45,19 +45,20 @@ def next_in_session(conn: apsw.Connection, oid: int, fact: Fact, filters: Filter
 def with_next_in_session(conn: apsw.Connection, ranked: Sequence[tuple[int, float]],
                          listed: Sequence[int], facts: dict[int, Fact],
                          created: dict[int, int], filters: Filters, window_ms: int
-                         ) -> tuple[list[tuple[int, float]], list[int]]:
-    """``(ranked, listed)`` with the best match's next observation in its session made
-    eligible for ``admit_followup``: added to ``listed``, and to the end of ``ranked``
-    when absent (score 0); ``facts`` and ``created`` learn it."""
+                         ) -> tuple[list[tuple[int, float]], list[int], int | None]:
+    """``(ranked, listed, next id)`` with the best match's next observation in its
+    session made eligible for ``admit_followup``: added to ``listed``, and to the end of
+    ``ranked`` when absent (score 0); ``facts`` and ``created`` learn it. The id is None
+    when there is none."""
     ranked, listed = list(ranked), list(listed)
     following = next_in_session(conn, ranked[0][0], facts[ranked[0][0]], filters,
                                 window_ms)
     if following is None:
-        return ranked, listed
+        return ranked, listed, None
     oid, fact = following
     facts[oid], created[oid] = fact, fact[0]
     if oid not in listed:
         listed.append(oid)
     if all(other != oid for other, _ in ranked):
         ranked.append((oid, 0.0))
-    return ranked, listed
+    return ranked, listed, oid

@@ -391,16 +391,21 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         ranked = diversify(ranked, _codes_of(conn, head, job), fusion=fusion)
     if mode == "hybrid" and fusion.followup_slot and ranked:
         listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
+        following: int | None = None
         if fusion.followup_next and use_vectors and not intent.temporal \
                 and ranked[0][0] in facts:
-            ranked, listed = with_next_in_session(conn, ranked, listed, facts, created,
-                                                  filters, fusion.followup_window_ms)
+            ranked, listed, following = with_next_in_session(
+                conn, ranked, listed, facts, created, filters, fusion.followup_window_ms)
         sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
-        ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion)
+        ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion,
+                                preferred=following if following is not None
+                                and fusion.followup_prefer_next
+                                and facts[following][2] != "discovery" else None)
+    day: set[int] = set()
     if mode == "hybrid" and intent.date_only:
-        ranked = that_day_first(conn, ranked, intent, filters, depth)
-    if resolve:  # a file's own history (its file lists) stays as it is
-        ranked = current_in_place(conn, ranked, filters, keep={*files, *other_files})
+        ranked, day = that_day_first(conn, ranked, intent, filters, depth)
+    if resolve:  # a file's or a day's own history stays as it is
+        ranked = current_in_place(conn, ranked, filters, keep={*files, *other_files, *day})
     if filters.include_superseded:
         ranked = superseded_last(conn, ranked)
     ranked = ranked[:limit]

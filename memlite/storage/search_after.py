@@ -5,6 +5,7 @@ replacement (``memlite.storage.search`` runs them in that order)."""
 from __future__ import annotations
 
 import apsw
+import attrs
 
 from memlite.storage.filters import Filters, json_ids, passing
 from memlite.storage.fusion import demote_superseded
@@ -16,16 +17,24 @@ __all__ = ["current_in_place", "superseded_last", "that_day_first"]
 
 def that_day_first(conn: apsw.Connection, ranked: list[tuple[int, float]],
                     intent: QueryIntent, filters: Filters,
-                    depth: int) -> list[tuple[int, float]]:
+                    depth: int) -> tuple[list[tuple[int, float]], set[int]]:
     """``ranked`` with the observations written on the named day (or month), newest
-    first, ahead of it. Why: "what did we do on 1 December" has no topic word to search,
-    so the lists hold only stray neighbours (user trial, round 4: 1 of 7); the user asks
-    for that day's record. The window is the named day itself, without the ranking's
-    slack days (``query.DATE_SLACK_DAYS``)."""
+    first, ahead of it, and the ids of that day's record. Why: "what did we do on 1
+    December" has no topic word to search, so the lists hold only stray neighbours (user
+    trial, round 4: 1 of 7); the user asks for that day's record. The window is the named
+    day itself, without the ranking's slack days (``query.DATE_SLACK_DAYS``).
+
+    The record is history, so an observation replaced by a later session's stays in it
+    (what was done that day, even if undone since; like a named file's history), and the
+    caller keeps it from being swapped for its replacement. A rules observation that an
+    AI one of its own session replaced is a twin, not history: it stays out."""
     assert intent.dated is not None
     since, until = intent.dated
     until -= DATE_SLACK_DAYS * 86_400_000
-    clauses, params = filters.where("o")
+    clauses, params = attrs.evolve(filters, include_superseded=True).where("o")
+    if not filters.include_superseded:
+        clauses.append("(o.superseded_by IS NULL OR o.session_id != (SELECT r.session_id "
+                       "FROM observations AS r WHERE r.id = o.superseded_by))")
     clauses.append("o.created_at_epoch BETWEEN ? AND ?")
     rows = conn.execute(
         "SELECT o.id FROM observations o WHERE " + " AND ".join(clauses)
@@ -33,11 +42,11 @@ def that_day_first(conn: apsw.Connection, ranked: list[tuple[int, float]],
         (*params, since, until, depth))
     day = [r[0] for r in rows]
     if not day:
-        return ranked
+        return ranked, set()
     top = max((score for _, score in ranked), default=0.0)
     listed = set(day)
     return [(oid, top + len(day) - i) for i, oid in enumerate(day)] + \
-        [(oid, score) for oid, score in ranked if oid not in listed]
+        [(oid, score) for oid, score in ranked if oid not in listed], listed
 
 
 def current_in_place(conn: apsw.Connection, ranked: list[tuple[int, float]], filters: Filters, *,

@@ -118,7 +118,8 @@ async def test_the_query_is_embedded_without_its_framing(client, token, services
             services.embedder = None
     assert body["mode_used"] == "semantic"
     assert body["observations"][0]["id"] == seeded["Fixed double billing"]
-    assert recording.texts[-1] == "double billing"  # the topic, not the framing
+    # The topic and its time cue, not the framing (the cue words stay: round 7).
+    assert recording.texts[-1] == "double billing these days"
 
 
 async def test_reindex_answers_202_and_embeds_again(client, token, seeded, embedder):

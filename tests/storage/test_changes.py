@@ -148,3 +148,52 @@ def test_the_project_check_counts_superseded_rows_only_when_asked(db, add):
     ids = [old, new, elsewhere]
     assert passing(db, ids, Filters(project="/repo/a")) == {new}
     assert passing(db, ids, Filters(project="/repo/a", include_superseded=True)) == {old, new}
+
+
+HPA = "deploy/helm/router/templates/hpa.yaml"
+KEDA = "Autoscale on Kafka consumer lag with KEDA instead of CPU"
+
+
+def test_a_change_that_removed_the_older_ones_file_supersedes_it(db, add, superseded_by):
+    """The titles share no subject word ("HorizontalPodAutoscaler" / "Autoscale ...
+    KEDA"): the newer one's facts saying it removed the file the older one wrote tell
+    that the older setup is gone (round 7; own eval corpus, router-029 <- router-037)."""
+    hpa = add("HorizontalPodAutoscaler on CPU 70%", type_="change", day=0,
+              files_modified=(HPA, "deploy/helm/router/values-prod.yaml"))
+    keda = add(KEDA, day=14, files_read=(HPA,),
+               facts=("KEDA kafka scaler, lagThreshold: 500", "hpa.yaml removed"))
+    assert superseded_by(hpa) == keda
+    assert superseded_by(keda) is None
+
+
+def test_the_removal_links_an_older_one_stored_late(db, add, superseded_by):
+    keda = add(KEDA, day=14, facts=("hpa.yaml removed",))
+    hpa = add("HorizontalPodAutoscaler on CPU 70%", type_="change", day=0,
+              files_modified=(HPA,))
+    assert superseded_by(hpa) == keda
+
+
+@pytest.mark.parametrize("facts, files, title", [
+    ((), (HPA,), "HorizontalPodAutoscaler on CPU 70%"),               # nothing removed
+    (("values.yaml removed",), (HPA,), "HorizontalPodAutoscaler on CPU 70%"),  # not its file
+    (("hpa.yaml removed",), (), "HorizontalPodAutoscaler on CPU 70%"),  # it wrote no file
+    (("hpa.yaml removed",), (HPA,), "HorizontalPodAutoscaler on memory"),  # A not named
+])
+def test_no_link_without_both_the_named_choice_and_its_removed_file(db, add, superseded_by,
+                                                                    facts, files, title):
+    old = add(title, type_="change", day=0, files_modified=files)
+    add(KEDA, day=14, facts=facts)
+    assert superseded_by(old) is None
+
+
+@pytest.mark.parametrize("text, names", [
+    ("hpa.yaml removed", {"hpa.yaml"}),
+    ("Deleted src/lib/reconnect.ts", {"reconnect.ts"}),
+    ("the old `config.yml` was deleted; Removed redis", {"config.yml"}),
+    ("Removed redis from the stack; once_cell removed", set()),  # no file named
+    ("1.74 removed", set()),
+])
+def test_removed_files_reads_the_file_names_said_removed(text, names):
+    from memlite.storage.changes import removed_files
+
+    assert removed_files(text) == names

@@ -202,3 +202,37 @@ def test_project_words():
     assert project_words("/home/dev/pulse-dashboard") == {"pulse", "dashboard"}
     assert project_words("C:\\src\\stash_cli\\") == {"stash", "cli"}
     assert project_words(None) == frozenset()
+
+
+def test_a_days_record_keeps_what_a_later_session_replaced(db, model):
+    """"What did we do on 7 July" lists what was done that day, even a decision a later
+    session replaced (history, like a named file's: round 7, own dev half); its
+    replacement is not put in its place. A rules twin replaced within its own session
+    stays out, as everywhere."""
+    day = ms(2023, 7, 7)
+
+    def decide(title, at_ms, session):
+        return storage.insert_observation(db, storage.NewObservation(
+            session_id=session, project=P, type="decision", title=title, at_ms=at_ms)).id
+
+    old = decide("Use a Redis lock to prevent overlapping billing cycle runs",
+                 day + 9 * 3_600_000, "s-day")
+    other = add(db, "Parser accepts trailing commas", day + 10 * 3_600_000)
+    new = decide("Switched billing cycle lock from Redis to Postgres advisory locks",
+                 day + 7 * DAY, "s-later")
+    twin = storage.insert_observation(db, storage.NewObservation(
+        session_id="s-twin", project=P, type="decision", title="Deploy script pins a region",
+        at_ms=day + 11 * 3_600_000)).id
+    ai = storage.insert_observation(db, storage.NewObservation(
+        session_id="s-twin", project=P, type="decision", title="Deploy script pins the region",
+        at_ms=day + 11 * 3_600_000 + 60_000)).id
+    db.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (ai, twin))
+    assert db.execute("SELECT superseded_by FROM observations WHERE id = ?",
+                      (old,)).fetchall()[0][0] == new
+    vectors(db, model)
+    ids = run(db, model, "what did we do on 7 July 2023")
+    assert ids[:3] == [ai, other, old], ids
+    assert twin not in ids
+    # A topic search still shows the current decision instead of the replaced one.
+    topic = run(db, model, "billing cycle lock")
+    assert new in topic and old not in topic

@@ -106,6 +106,56 @@ def test_the_next_observation_of_the_best_matchs_session_is_admitted(db):
     assert fix not in found(Fusion(), vector=None)
 
 
+def test_a_preferred_follow_up_goes_before_the_better_ranked_ones():
+    sessions = {1: "a", 2: "b", 3: "b", 4: "c", 5: "d", 6: "a", 7: "a"}
+    created = dict.fromkeys(sessions, 0)
+    base = ranked(1, 2, 3, 4, 5, 6, 7)
+    fusion = Fusion(followup_slot=4)
+    out = admit_followup(base, [1, 2, 7, 6], sessions, created, fusion=fusion, preferred=7)
+    assert [oid for oid, _ in out] == [1, 2, 3, 7, 4, 5, 6]
+    # Preferred, but not eligible (another session): the best-ranked eligible one, as before.
+    assert [oid for oid, _ in admit_followup(base, [1, 2, 6, 5], sessions, created,
+                                             fusion=fusion, preferred=5)] \
+        == [1, 2, 3, 6, 4, 5, 7]
+
+
+def test_the_action_written_right_after_the_best_match_beats_an_earlier_note(db):
+    """Own dev, round 7: "users saw a never-ending loading wheel when the backend hung"
+    found "API client has no request timeout" first, and slot 4 went to a note of the
+    same session written before it ("Charts flashed empty on every poll"), not to the fix
+    written next ("Added a 15s timeout"). The next observation goes first when it records
+    an action; a discovery written next does not push the others aside."""
+    def note(title, at_ms, type_="discovery"):
+        return storage.insert_observation(db, storage.NewObservation(
+            session_id="s1", project=P, type=type_, title=title, at_ms=at_ms)).id
+
+    earlier = note("Charts flashed empty while the backend hung", -15 * MIN)
+    problem = note("Loading wheel never ends when the backend hangs", 0)
+    fix = note("Added a 15s timeout to the API client", 10 * MIN, "change")
+    others = [add(db, f"s{i}", f"Backend {i} loading wheel hangs on widget", i * 1000 * MIN)
+              for i in range(2, 8)]
+    rows = {problem: (1, 0, 0, 0), earlier: (0.5, 0.86, 0, 0), fix: (-1, 0, 0, 0),
+            **{oid: (0.9, 0.1 * n, 0.3, 0) for n, oid in enumerate(others)}}
+    storage.ensure_vector_table(db, 4, "test-model")
+    storage.upsert_vectors(db, [(oid, P, np.asarray(v, "<f4").tobytes())
+                                for oid, v in rows.items()])
+    text = "never-ending loading wheel when the backend hung"
+    vector = np.asarray((1, 0, 0, 0), "<f4").tobytes()
+
+    def found(fusion):
+        return [h.observation.id for h in search(db, text, mode="hybrid", fusion=fusion,
+                                                 query_vector=vector,
+                                                 filters=Filters(project=P)).hits]
+
+    old = found(Fusion(followup_prefer_next=0))
+    assert old[0] == problem and old[3] == earlier and fix not in old[:5], old
+    new = found(Fusion())
+    assert new[:4] == [*old[:3], fix], new
+    # Written next but a discovery: no preference, the earlier note keeps the slot.
+    db.execute("UPDATE observations SET type = 'discovery' WHERE id = ?", (fix,))
+    assert found(Fusion())[:4] == old[:4]
+
+
 # --- durations in words -----------------------------------------------------------------
 
 
