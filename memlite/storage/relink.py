@@ -53,6 +53,12 @@ supersession state; the full-text update trigger does not fire on this column).
 
 A replay that fails (a bug in a rule on some odd row) is rolled back to its last chunk,
 logged, and retried at the next start; the database stays usable meanwhile.
+
+No command of its own (no ``memlite relink``, no ``doctor`` line): the replay needs no
+one to start it, goes on by itself after an interrupted start, and says in the worker's
+log when it starts, every 10 s, and when it is done; run again it would find the same
+links and change nothing. A rule change meant for existing databases is a new migration
+calling ``schedule``.
 """
 
 from __future__ import annotations
