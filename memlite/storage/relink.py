@@ -135,6 +135,7 @@ def resume(conn: apsw.Connection, *, rule: Rule = record_supersession,
     log.info("replaying supersession over observations %d..%d (once, after an upgrade)",
              done + 1, upto)
     linked = kept = count = 0
+    committed = done
     try:
         copy = _shadow(conn, done)
         ids = [integer(r[0]) for r in conn.execute(
@@ -154,6 +155,7 @@ def resume(conn: apsw.Connection, *, rule: Rule = record_supersession,
                                  (json.dumps({"done": done, "upto": upto}), KEY))
                 else:
                     conn.execute("DELETE FROM meta WHERE key = ?", (KEY,))
+            committed = done
             if not ids:
                 break
             if time.monotonic() >= said + 10:
@@ -161,8 +163,8 @@ def resume(conn: apsw.Connection, *, rule: Rule = record_supersession,
                 log.info("supersession replay: %d of %d observations, %d links so far",
                          count, count + len(ids), linked)
     except Exception:
-        log.exception("supersession replay failed after observation %d; the database is "
-                      "unchanged since then and the replay is retried at the next start", done)
+        log.exception("supersession replay failed; its links up to observation %d are "
+                      "stored, the rest is retried at the next start", committed)
         return None
     finally:
         conn.execute(f"DROP TABLE IF EXISTS {_SHADOW}")
