@@ -188,6 +188,9 @@ def _shadow(conn: apsw.Connection, done: int) -> str:
     conn.execute("CREATE INDEX temp.observations_live ON observations "
                  "(project, superseded_by, created_at_epoch)")
     conn.execute("CREATE INDEX temp.observations_by ON observations (superseded_by)")
+    # the topic rule looks at one type: 4,000 observations at 100k, 6.5-7.0 -> 4.6-6.4 s
+    conn.execute("CREATE INDEX temp.observations_typed ON observations "
+                 "(project, type, superseded_by, created_at_epoch)")
     values = ", ".join(
         "CASE WHEN superseded_by <= :done THEN superseded_by END" if c == "superseded_by"
         else c for c in others)
