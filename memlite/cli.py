@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from memlite import __version__
 from memlite.errors import MemliteError
+from memlite.search_cli import add_search_command
 from memlite.spool_cli import add_spool_command
 
 if TYPE_CHECKING:
@@ -396,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_worker_commands(sub)
     _add_plugin_commands(sub)
     _add_context_command(sub)
+    add_search_command(sub)
     _add_mcp_command(sub)
     _add_transfer_commands(sub)
     add_spool_command(sub)

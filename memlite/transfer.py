@@ -17,6 +17,11 @@ Import is idempotent (importing a file twice adds nothing):
   so a hand-edited line is a new observation, never a corrupt one);
 * a summary when one with the same (session, created_at, request) exists.
 
+Supersession: the export's links are kept; the imported observations then get the links
+the insert-time rules would have made (``memlite.storage.relink``, replayed in file
+order), so an export of an older memlite, or a claude-mem database, does not hand back
+decisions its later observations replaced.
+
 Every line is validated on its own; a bad one (not JSON, unknown kind, a missing or
 mistyped field, a refused write) is reported with its line number and skipped, and each
 good line is written in its own savepoint, so a bad line never leaves half a row. A file
@@ -46,6 +51,7 @@ import attrs
 
 from memlite.claudemem_projects import ProjectMap
 from memlite.errors import InputError
+from memlite.storage import relink
 from memlite.storage.records import NewObservation
 from memlite.storage.writes import observation_content_hash
 
@@ -297,6 +303,7 @@ def import_lines(conn: apsw.Connection, lines: Iterable[str]) -> ImportReport:
     if first is None:
         raise InputError("not a memlite export: the file is empty")
     _header(first[1])
+    [(top,)] = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchall()
     with conn:
         for number, text in numbered:
             if not text.strip():
@@ -326,6 +333,11 @@ def import_lines(conn: apsw.Connection, lines: Iterable[str]) -> ImportReport:
                     "UPDATE observations SET superseded_by = (SELECT id FROM observations "
                     "WHERE content_hash = ?) WHERE content_hash = ? AND superseded_by IS NULL",
                     (hashes[new], hashes[old]))
+        # The rows were written without the insert path's supersession rules (an export
+        # of an older memlite, a claude-mem database has no links for them): replayed in
+        # file order, after the export's own links, which they never change.
+        relink.schedule(conn, after=int(top))
+    relink.resume(conn)
     return report
 
 

@@ -196,3 +196,17 @@ def m004_session_failed(conn: apsw.Connection) -> None:
     problems = conn.execute("PRAGMA quick_check").fetchall()
     if problems != [("ok",)]:
         raise MigrationError(f"sessions after widening its status: {problems[:3]}")
+
+
+@migration
+def m005_relink_supersession(conn: apsw.Connection) -> None:
+    """Supersession links for observations stored before their rules existed (the topic
+    rule of round 5, the stated-change rule of round 6): schedules the insert-time rule's
+    replay in insert order, never changing a link already there, which the writer
+    connection then runs in committed chunks (``memlite.storage.relink``: minutes at
+    100,000 observations, longer than a starter waits for a worker). A blank database has
+    nothing to replay. A later change of the rules that should reach existing databases
+    adds another migration calling ``relink.schedule``."""
+    from memlite.storage.relink import schedule
+
+    schedule(conn)
