@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, assert_never
@@ -55,7 +56,7 @@ from memlite.actors.storage_messages import (
     StoreVectors,
 )
 from memlite.errors import MemliteError, StorageError
-from memlite.storage import capture, observing, vectors, writes
+from memlite.storage import capture, observing, relink, vectors, writes
 from memlite.storage.db import WalCheckpointer, db_path, open_reader, open_writer
 
 __all__ = [
@@ -84,6 +85,13 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+async def _set_when_cancelled(flag: threading.Event) -> None:
+    try:
+        await trio.sleep_forever()
+    finally:
+        flag.set()
+
 
 def _apply(conn: apsw.Connection, msg: Inbox) -> Any:
     """Do one message's work on the writer connection (in its thread)."""
@@ -269,7 +277,11 @@ class StorageActor:
         so a started actor has a current schema. It then loops: receive one message,
         drain up to ``max_batch`` queued ones, commit them in one ``async_run``, answer.
         WAL checkpoints run in a thread of their own (``WalCheckpointer``), not in the
-        commits that senders wait for.
+        commits that senders wait for. A supersession replay scheduled by a migration
+        (``memlite.storage.relink``) runs beside the loop, in a thread on a writer
+        connection of its own, in chunks of at most ``relink.CHUNK_SECONDS`` holding the
+        write lock (a batch waits at most that long for it); stopping the actor stops it
+        after the observation in hand, its progress committed.
         A ``Stop`` message, a closed mailbox or cancellation ends it after the batch in
         hand; queued messages are dropped (their asks raise ``ActorDied``) and the
         connection is closed (``PRAGMA optimize`` first).
@@ -343,6 +355,7 @@ class StorageActor:
                     nursery.start_soon(self._cut_batch_on_cancel, name="storage:stop-watch")
                     with Mailbox("storage", size=self.mailbox_size) as mailbox:
                         task_status.started(mailbox.ref)
+                        nursery.start_soon(self._relink, name="storage:relink")
                         async for first in mailbox:
                             batch = [first,
                                      *mailbox.receive_nowait_batch(self.max_batch - 1)]
@@ -358,6 +371,19 @@ class StorageActor:
                 raise lone from lone.__cause__
             finally:
                 await checkpointer.aclose()  # first, so the writer closes last
+
+    async def _relink(self) -> None:
+        """Run a scheduled supersession replay beside the loop (see Lifecycle); it never
+        fails the actor (``relink.resume`` logs its own errors and retries at the next
+        start). Cancelled, it sets the thread's stop flag and waits for it to return."""
+        stop = threading.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_set_when_cancelled, stop)
+            try:
+                await trio.to_thread.run_sync(relink.replay_in_thread, self.location, stop)
+            except Exception:
+                log.exception("supersession replay could not start; retried at the next start")
+            nursery.cancel_scope.cancel()
 
     async def _cut_batch_on_cancel(self) -> None:
         """Give the shielded batch in progress ``STORAGE_OVERRUN`` more once this actor is

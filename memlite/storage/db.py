@@ -52,7 +52,6 @@ import trio
 from memlite.config import ensure_data_dir
 from memlite.errors import NotADatabaseError, StorageError
 from memlite.storage.migrations import check_not_too_new, latest_version, migrate
-from memlite.storage.relink import resume
 from memlite.storage.sqlvalue import integer
 
 __all__ = [
@@ -208,7 +207,6 @@ def _check_and_prepare(conn: apsw.Connection, path: Path, *, writer: bool,
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {_check_synchronous(synchronous)}")
         migrate(conn, path)
-        resume(conn)  # links older memlites never made (migration 5), in committed chunks
         return latest_version()
     if version != latest_version():
         raise StorageError(

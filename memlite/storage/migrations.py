@@ -202,9 +202,9 @@ def m004_session_failed(conn: apsw.Connection) -> None:
 def m005_relink_supersession(conn: apsw.Connection) -> None:
     """Supersession links for observations stored before their rules existed (the topic
     rule of round 5, the stated-change rule of round 6): schedules the insert-time rule's
-    replay in insert order, never changing a link already there, which the writer
-    connection then runs in committed chunks (``memlite.storage.relink``: minutes at
-    100,000 observations, longer than a starter waits for a worker). A blank database has
+    replay in insert order, never changing a link already there, which the storage actor
+    then runs in the background in short committed chunks (``memlite.storage.relink``:
+    minutes at 100,000 observations, longer than a starter waits for a worker). A blank database has
     nothing to replay. A later change of the rules that should reach existing databases
     adds another migration calling ``relink.schedule``."""
     from memlite.storage.relink import schedule

@@ -5,9 +5,9 @@ Why: ``memlite.storage.topics`` (same-topic decisions and fixes) and
 observation to the older one it replaces, but only when the newer one is stored. A
 database written by an older memlite never got those links, so its users kept being
 handed the decision they had already reversed. Migration 5 schedules this replay and the
-first writer connection (the worker's, or a ``memlite import``) runs it. (An import into
-a current database needs none: every imported observation goes through the insert path,
-oldest first, and the export's own links are applied after it.)
+storage actor runs it in the background once the worker serves (below); ``memlite
+import``, which writes its rows without the insert path's rules, schedules one over the
+rows it imported and runs it before it returns.
 
 What it does: the insert-time rule (``topics.record_supersession``, which runs the change
 rule too: its own code, called, not copied) is run for every observation stored before
@@ -35,17 +35,21 @@ against a database written with the rules on), with one exception by design:
   would have to record that, or a later replay could hide the row again. Today the
   replay runs once, scheduled by the migration, so nothing can.)
 
-Why not inside the migration's one transaction: it costs the rule's own work per
-observation (a look at up to 500 live observations of the project for each decision,
-feature, change, refactor or fix), ~2 ms at 100,000 observations in one project
-(``BENCHMARKS.md`` "Supersession backfill": minutes in all), and a worker is ready only
-after its database is migrated: a starter waits ``spawn.READY_TIMEOUT_SECONDS`` (20 s)
-and then kills it, which would roll a one-transaction replay back at every start,
-forever. So the replay commits every ``CHUNK_SECONDS`` with its position in ``meta``
-(``KEY``): a killed start keeps what it did and the next one goes on from there (the
-temporary table is rebuilt from the stored links up to that position). Nothing else
-writes meanwhile: it runs when the writer connection opens, before the worker serves;
-hook events wait in the spool as during any start.
+Why not inside the migration's one transaction, nor before the worker serves: it costs
+the rule's own work per observation (a look at up to 500 live observations of the project
+for each decision, feature, change, refactor or fix), ~2 ms at 100,000 observations in one
+project (``BENCHMARKS.md`` "Supersession backfill": minutes in all), and a worker is ready
+only after its database is migrated: a starter waits ``spawn.READY_TIMEOUT_SECONDS``
+(20 s) and then kills it. So the migration only schedules the replay, and the storage
+actor runs it in the background once the worker serves (``replay_in_thread`` on a writer
+connection of its own, in a thread): each chunk takes the write lock (``BEGIN
+IMMEDIATE``) for at most ``CHUNK_SECONDS`` and commits with its position in ``meta``
+(``KEY``), then leaves the lock to the storage actor for ``PAUSE_SECONDS``; a hook's
+write waits at most one chunk. A stopped worker keeps what it did and the next start goes
+on from there (the temporary table is rebuilt from the stored links up to that position).
+Observations stored meanwhile are linked by the insert-time rules as usual; the replay
+only links rows still unlinked, so the two never undo each other. ``memlite import`` runs
+the replay of what it imported before it returns (``resume``, same chunks).
 
 Search needs nothing more: ``superseded_by`` is read from ``observations`` at query time
 (the full-text tables, the vector codes and the in-memory vector index hold no
@@ -65,8 +69,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import apsw
 import attrs
@@ -74,14 +80,19 @@ import attrs
 from memlite.storage.sqlvalue import integer, integer_or_none, text_or_none
 from memlite.storage.topics import record_supersession
 
-__all__ = ["CHUNK_SECONDS", "KEY", "Relinked", "pending", "resume", "schedule"]
+__all__ = ["CHUNK_SECONDS", "KEY", "PAUSE_SECONDS", "Relinked", "pending", "replay_in_thread",
+           "resume", "schedule"]
 
 log = logging.getLogger(__name__)
 
 KEY = "supersession_replay"
 """``meta`` row of a scheduled replay: ``{"done": last id replayed, "upto": last id}``."""
-CHUNK_SECONDS = 0.5
-"""A replay commits its progress this often (the write lock is held that long)."""
+CHUNK_SECONDS = 0.1
+"""A replay commits its progress this often (the write lock is held that long at most:
+what a hook's write may wait for while a replay runs beside the storage actor)."""
+PAUSE_SECONDS = 0.1
+"""Between two chunks of a replay beside the storage actor, the write lock is left free
+this long (the replay then uses about half a CPU until it is done)."""
 _SHADOW = "temp.observations"
 
 Rule = Callable[[apsw.Connection, int], list[int]]
@@ -122,11 +133,15 @@ def pending(conn: apsw.Connection) -> tuple[int, int] | None:
     return int(state["done"]), int(state["upto"])
 
 
-def resume(conn: apsw.Connection, *, rule: Rule = record_supersession,
-           chunk_seconds: float = CHUNK_SECONDS) -> Relinked | None:
-    """Run (or go on with) a scheduled replay, committing every ``chunk_seconds``; None
-    when none is scheduled or it failed (logged; retried at the next call). ``conn`` is
-    a writer with no transaction open."""
+def resume(conn: apsw.Connection, *, rule: Rule | None = None,
+           chunk_seconds: float = CHUNK_SECONDS, pause_seconds: float = 0.0,
+           stop: Callable[[], bool] = lambda: False) -> Relinked | None:
+    """Run (or go on with) a scheduled replay, one ``BEGIN IMMEDIATE`` transaction every
+    ``chunk_seconds`` with ``pause_seconds`` between them; None when none is scheduled, it
+    failed (logged; retried at the next call) or ``stop()`` said to stop (checked between
+    observations; what is done is committed). ``conn`` is a writer with no transaction
+    open, used by this call alone. ``rule`` defaults to the insert-time rule."""
+    rule = record_supersession if rule is None else rule
     state = pending(conn)
     if state is None:
         return None
@@ -141,11 +156,13 @@ def resume(conn: apsw.Connection, *, rule: Rule = record_supersession,
         ids = [integer(r[0]) for r in conn.execute(
             "SELECT id FROM main.observations WHERE id > ? AND id <= ? ORDER BY id DESC",
             (done, upto)).fetchall()]  # popped from the end: oldest first
-        while True:
+        while ids and not stop():
             chunk_end = time.monotonic() + chunk_seconds
-            with conn:  # BEGIN ... COMMIT: this chunk and its position, together
+            conn.execute("BEGIN IMMEDIATE")  # this chunk and its position, together
+            try:
                 in_chunk = 0
-                while ids and (time.monotonic() < chunk_end or not in_chunk):
+                while ids and (time.monotonic() < chunk_end or not in_chunk) and not (
+                        in_chunk and stop()):
                     oid = ids.pop()
                     in_chunk += 1
                     made, left = _replay_one(conn, copy, oid, rule)
@@ -155,23 +172,48 @@ def resume(conn: apsw.Connection, *, rule: Rule = record_supersession,
                                  (json.dumps({"done": done, "upto": upto}), KEY))
                 else:
                     conn.execute("DELETE FROM meta WHERE key = ?", (KEY,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
             committed = done
-            if not ids:
-                break
             if time.monotonic() >= said + 10:
                 said = time.monotonic()
                 log.info("supersession replay: %d of %d observations, %d links so far",
                          count, count + len(ids), linked)
+            if ids and pause_seconds > 0:
+                time.sleep(pause_seconds)
     except Exception:
         log.exception("supersession replay failed; its links up to observation %d are "
                       "stored, the rest is retried at the next start", committed)
         return None
     finally:
         conn.execute(f"DROP TABLE IF EXISTS {_SHADOW}")
+    if ids:
+        log.info("supersession replay stopped at observation %d (%d links made); it goes "
+                 "on at the next start", committed, linked)
+        return None
     result = Relinked(count, linked, kept, round(time.monotonic() - started, 3))
     log.info("supersession replayed over %d observations: %d links made, %d existing kept "
              "(%.1f s)", result.observations, result.linked, result.kept, result.seconds)
     return result
+
+
+def replay_in_thread(location: Path | str, stop: threading.Event, *,
+                     rule: Rule | None = None) -> Relinked | None:
+    """The storage actor's background replay (run in a thread): a scheduled replay on a
+    writer connection of its own (its temporary table must not shadow ``observations``
+    on the actor's connection), in short chunks that leave the write lock to the actor,
+    until done or ``stop`` is set. Returns at once when none is scheduled."""
+    from memlite.storage.db import connect  # db imports this module's neighbours
+
+    conn = connect(location)
+    try:
+        if pending(conn) is None:
+            return None
+        return resume(conn, rule=rule, pause_seconds=PAUSE_SECONDS, stop=stop.is_set)
+    finally:
+        conn.close()
 
 
 def _shadow(conn: apsw.Connection, done: int) -> str:

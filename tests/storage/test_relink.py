@@ -6,14 +6,20 @@ from __future__ import annotations
 import io
 import json
 import random
+import threading
+import time
 
 import apsw
 import pytest
+import trio
 
 from memlite import storage, transfer
+from memlite.actors.core import spawn
+from memlite.actors.storage import StorageActor, StoreEvent
 from memlite.storage import relink, writes
 from memlite.storage.migrations import MIGRATIONS, migrate
 from memlite.storage.search import Filters, search
+from memlite.storage.topics import record_supersession
 
 DAY_MS = 86_400_000
 T0 = 1_700_000_000_000
@@ -101,11 +107,10 @@ def test_the_replay_makes_the_links_the_insert_time_rules_make(tmp_path, monkeyp
     old.close()
 
 
-def test_an_old_database_is_relinked_when_it_is_opened(tmp_path, monkeypatch):
-    """Migration 5 on a database of schema 4: the worker (any writer) opens it and the
-    decisions it replaced stop being handed back."""
-    data = tmp_path / "data"
-    with monkeypatch.context() as patch:
+def old_database(data, fillers: int = 0) -> None:
+    """A database of schema 4 (before migration 5) holding a change of mind, unlinked, and
+    ``fillers`` bystanders stored after it."""
+    with pytest.MonkeyPatch.context() as patch:
         no_rules(patch)
         old = written(data, [
             storage.NewObservation(session_id="s1", project="/repo/a", type="decision",
@@ -113,17 +118,89 @@ def test_an_old_database_is_relinked_when_it_is_opened(tmp_path, monkeypatch):
             storage.NewObservation(session_id="s1", project="/repo/a", type="decision",
                                    title="Switched the HTTP client from requests to httpx",
                                    at_ms=T0 + DAY_MS),
+            *(storage.NewObservation(session_id="s2", project="/repo/a", type="decision",
+                                     title=f"Keep setting {n} at its default",
+                                     at_ms=T0 + 2 * DAY_MS + n) for n in range(fillers)),
         ], version=4)
-    assert links(old) == {1: None, 2: None}
+    assert links(old)[1] is None
     old.close()
+
+
+async def wait_for(condition, seconds: float = 60.0) -> None:
+    with trio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110 - polls the database
+            await trio.sleep(0.02)
+
+
+def replay_state(data) -> tuple[tuple[int, int] | None, int | None]:
+    conn = storage.connect(data, writer=False)
+    try:
+        return relink.pending(conn), links(conn)[1]
+    finally:
+        conn.close()
+
+
+async def test_the_storage_actor_serves_at_once_and_relinks_an_old_database_behind(
+        tmp_path, monkeypatch):
+    """Migration 5 only schedules the replay: the worker's storage actor is ready and
+    writes before the replay has begun (a starter kills a worker not ready in 20 s, and a
+    replay takes minutes at 100k), then the replay links what the rules would have."""
+    data = tmp_path / "data"
+    old_database(data)
+    go = threading.Event()
+    real = relink.resume
+
+    def held(conn, **kwargs):
+        go.wait(30)
+        return real(conn, **kwargs)
+
+    monkeypatch.setattr(relink, "resume", held)
+    async with spawn(StorageActor(data).run) as ref:
+        stored = await ref.ask(lambda r: StoreEvent(
+            session_id="s9", event_name="UserPromptSubmit", payload={"prompt": "hi"},
+            reply=r), timeout=30)
+        assert stored.created
+        assert replay_state(data) == ((0, 2), None)  # served while the replay waits
+        go.set()
+        await wait_for(lambda: replay_state(data) == (None, 2))
     conn = storage.connect(data)
     try:
-        assert storage.schema_version(conn) == 5
-        assert links(conn) == {1: 2, 2: None}
-        assert relink.pending(conn) is None
         hits = [h.observation.id for h in search(conn, "HTTP client requests", mode="fts",
                                                 filters=Filters(project="/repo/a")).hits]
         assert hits == [2]
+    finally:
+        conn.close()
+
+
+async def test_writes_go_through_while_a_replay_runs_and_a_stop_keeps_its_progress(
+        tmp_path, monkeypatch):
+    """A slow replay beside the actor: every write meanwhile is stored (the replay holds the
+    write lock for one short chunk at a time); stopping the actor stops the replay with its
+    position committed, and the next start finishes it."""
+    data = tmp_path / "data"
+    old_database(data, fillers=200)
+
+    def slow(conn, oid):
+        time.sleep(0.01)
+        return record_supersession(conn, oid)
+
+    monkeypatch.setattr(relink, "record_supersession", slow)
+    async with spawn(StorageActor(data).run) as ref:
+        await wait_for(lambda: (replay_state(data)[0] or (0, 0))[0] > 0)
+        for n in range(20):
+            stored = await ref.ask(lambda r, n=n: StoreEvent(
+                session_id="s9", event_name="UserPromptSubmit", payload={"prompt": f"p{n}"},
+                reply=r), timeout=30)
+            assert stored.created
+    state, _ = replay_state(data)
+    assert state is not None and 0 < state[0] < 202  # stopped part way, position kept
+    monkeypatch.setattr(relink, "record_supersession", record_supersession)
+    async with spawn(StorageActor(data).run):
+        await wait_for(lambda: replay_state(data) == (None, 2))
+    conn = storage.connect(data, writer=False)
+    try:
+        assert conn.execute("SELECT count(*) FROM events WHERE session_id = 's9'"
+                            ).fetchall() == [(20,)]
     finally:
         conn.close()
 
