@@ -409,10 +409,16 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     if mode == "hybrid" and fusion.followup_slot and ranked:
         listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
         following: int | None = None
-        if fusion.followup_next and use_vectors and not intent.temporal \
-                and ranked[0][0] in facts:
+        if fusion.followup_next and use_vectors and ranked[0][0] in facts \
+                and (not intent.temporal or fusion.temporal_companion < 1.0):
+            before = (ranked, listed)
             ranked, listed, following = with_next_in_session(
                 conn, ranked, listed, facts, created, filters, fusion.followup_window_ms)
+            if intent.temporal and following is not None and (
+                    facts[following][2] == "discovery" or _like_best(
+                        conn, [ranked[0], (following, 0.0)], facts, job
+                    ).get(following, 0.0) < fusion.temporal_companion):
+                (ranked, listed), following = before, None
         sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
         ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion,
                                 preferred=following if following is not None
