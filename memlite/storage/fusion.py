@@ -52,7 +52,7 @@ Before fusing, the vector list keeps its first ``vector_free_ranks`` (10) neighb
 down to ``vector_free_floor`` (0.4) of the model's relevance floor (``search.RELEVANCE_FLOOR``;
 MiniLM's 0.25 -> 0.1), the rest at the floor itself, when full text found anything: the
 answer to a paraphrase often shares no word with it and scores just under the floor (dev
-misses at cosine 0.14-0.23, ranked 2-12 by the KNN: "what do we fingerprint data blocks
+misses at cosine 0.11-0.23, ranked 1-12 by the KNN: "what do we fingerprint data blocks
 with today" for "Switched chunk ids from SHA-256 to BLAKE3", 0.20, second). The floor
 keeps its job where it matters: ``semantic`` alone keeps it whole, and so does a
 ``hybrid`` query full text found nothing for (a stray word list stays empty). Chosen on the
