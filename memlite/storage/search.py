@@ -99,7 +99,8 @@ the greeting helper". Calibrated per model on the dev halves (``python -m
 bench.eval.tune --floors-only``): the floor keeps the relevant top-10 neighbours of 99%
 of the dev questions of both sets. MiniLM's (int8 copy and shipped file alike) score
 >= 0.27 on the own eval's dev half (>= 0.49 on LoCoMo's): 0.25; wordllama's >= 0.21
-(>= 0.39): 0.2. Other models (Ollama) get none."""
+(>= 0.39): 0.2. Other models (Ollama) get none. ``hybrid`` lets its first ten neighbours
+through down to a share of it when full text matched (``fusion.Fusion.vector_free_ranks``)."""
 MAX_CANDIDATES = 4096  # sqlite-vec's own limit on k
 FILTERED_SCAN_LIMIT = 50_000
 """A filtered semantic search restricts the KNN to the ids the filters allow when there
@@ -197,13 +198,25 @@ def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
 
 def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
                  depth: int, floor: float,
-                 scored: vector_index.Ranked | None = None) -> Listed:
+                 scored: vector_index.Ranked | None = None, *,
+                 free_ranks: int = 0, free_floor: float = 0.0) -> Listed:
     """The KNN's matches at or above ``floor``; ``scored``: the candidates a
-    ``vector_job`` already ranked (then only the filters are checked here)."""
+    ``vector_job`` already ranked (then only the filters are checked here).
+
+    The first ``free_ranks`` neighbours need only ``free_floor`` (``hybrid``: see
+    ``fusion.Fusion.vector_free_ranks``)."""
     found = _neighbours(conn, vector, filters, depth) if scored is None \
         else vector_index.passing(conn, scored, depth, filters)
-    kept = [(oid, distance) for oid, distance in found if 1.0 - distance >= floor]
+    kept = [(oid, distance) for rank, (oid, distance) in enumerate(found)
+            if 1.0 - distance >= (free_floor if rank < free_ranks else floor)]
     return Listed([oid for oid, _ in kept], dict(kept))
+
+
+def _under_floor(vec: Listed, floor: float) -> dict[int, float]:
+    """``id -> cosine / floor`` of the vector list's neighbours under ``floor`` (let in
+    by ``Fusion.vector_free_ranks``): how much of a full vote each gets in the fusion."""
+    return {oid: max(0.0, 1.0 - distance) / floor for oid, distance in vec.measure.items()
+            if floor > 0 and 1.0 - distance < floor}
 
 
 def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
@@ -355,27 +368,31 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
             if mode != "semantic" or not use_vectors else Listed([], {})
     vec = Listed([], {})
     if use_vectors and query_vector is not None:
-        vec = _vector_list(conn, query_vector, seen_by_lists, depth,
-                           RELEVANCE_FLOOR.get(model, 0.0),
-                           scored)
+        floor = RELEVANCE_FLOOR.get(model, 0.0)
+        free = fusion.vector_free_ranks if mode == "hybrid" and fts.ids else 0
+        vec = _vector_list(conn, query_vector, seen_by_lists, depth, floor, scored,
+                           free_ranks=free, free_floor=floor * fusion.vector_free_floor)
     if mode == "hybrid":
         mode_used = "hybrid" if use_vectors else "fts"
         files, other_files = files_listed if files_listed is not None \
             else _file_lists(conn, intent, filters, depth)
         candidates = list(dict.fromkeys([*fts.ids, *vec.ids, *files, *other_files]))
+        vec_share = _under_floor(vec, RELEVANCE_FLOOR.get(model, 0.0))
         facts = {**early, **_facts(conn, [oid for oid in candidates if oid not in early])}
         created = {oid: fact[0] for oid, fact in facts.items()}
         newest = sorted(candidates, key=lambda oid: (-created[oid], -oid)) \
             if fusion.recency_weight else ()
         ranked = fuse(fts.ids, vec.ids, fusion=fusion, newest_first=newest,
-                      file_ids=files, other_file_ids=other_files, fts_coverage=fts.coverage)
+                      file_ids=files, other_file_ids=other_files, fts_coverage=fts.coverage,
+                      vector_share=vec_share)
         if intent.dated is not None and fusion.date_weight:
             since, until = intent.dated
             dated = [oid for oid, _ in ranked if since <= created[oid] <= until]
             if dated:
                 ranked = fuse(fts.ids, vec.ids, fusion=fusion, newest_first=newest,
                               file_ids=files, other_file_ids=other_files,
-                              fts_coverage=fts.coverage, dated_ids=dated)
+                              fts_coverage=fts.coverage, dated_ids=dated,
+                              vector_share=vec_share)
         if intent.temporal:
             like = _like_best(conn, ranked[:fusion.temporal_depth], facts, job) \
                 if use_vectors and fusion.temporal_like < 1.0 else None
@@ -392,10 +409,16 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     if mode == "hybrid" and fusion.followup_slot and ranked:
         listed = _followup_candidates(fts.ids, vec.ids, fusion.followup_depth)
         following: int | None = None
-        if fusion.followup_next and use_vectors and not intent.temporal \
-                and ranked[0][0] in facts:
+        if fusion.followup_next and use_vectors and ranked[0][0] in facts \
+                and (not intent.temporal or fusion.temporal_companion < 1.0):
+            before = (ranked, listed)
             ranked, listed, following = with_next_in_session(
                 conn, ranked, listed, facts, created, filters, fusion.followup_window_ms)
+            if intent.temporal and following is not None and (
+                    facts[following][2] == "discovery" or _like_best(
+                        conn, [ranked[0], (following, 0.0)], facts, job
+                    ).get(following, 0.0) < fusion.temporal_companion):
+                (ranked, listed), following = before, None
         sessions = {oid: facts[oid][1] for oid in [ranked[0][0], *listed] if oid in facts}
         ranked = admit_followup(ranked, listed, sessions, created, fusion=fusion,
                                 preferred=following if following is not None

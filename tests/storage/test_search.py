@@ -16,6 +16,7 @@ from memlite.storage.search import (
     fuse,
     search,
 )
+from memlite.storage.vectors import VECTOR_TABLE
 
 BILLING, DOCS = "/src/billing", "/src/docs"
 MODES = ("fts", "semantic", "hybrid")
@@ -320,6 +321,42 @@ def test_the_relevance_floor_drops_unrelated_neighbours(db, model, indexed):
     good = run(db, model, PARAPHRASE, "semantic")
     assert good.hits and all(h.score >= RELEVANCE_FLOOR[model.name] for h in good.hits)
     assert len(good.hits) < len(CORPUS) - 1  # the unrelated ones were dropped
+
+
+def _pointing_at(model, db, oid: int, cosine: float) -> bytes:
+    """A unit query vector whose cosine to observation ``oid``'s stored vector is
+    ``cosine`` (the rest of it orthogonal to that vector)."""
+    stored = db.execute(f"SELECT embedding FROM {VECTOR_TABLE} WHERE observation_id = ?",
+                        (oid,)).fetchone()[0]
+    target = np.frombuffer(stored, dtype="<f4").astype(np.float64)
+    target /= np.linalg.norm(target)
+    other = np.random.default_rng(7).standard_normal(target.shape)
+    other -= (other @ target) * target
+    other /= np.linalg.norm(other)
+    return (cosine * target + np.sqrt(1 - cosine ** 2) * other).astype("<f4").tobytes()
+
+
+def test_hybrid_keeps_a_top_neighbour_under_the_floor_when_full_text_matched(db, model,
+                                                                             indexed):
+    """Hybrid's first ``vector_free_ranks`` neighbours need only ``vector_free_floor`` of
+    the model's floor (a paraphrase's answer often scores just under it); semantic alone,
+    and a hybrid query that full text found nothing for, keep the whole floor."""
+    floor = RELEVANCE_FLOOR[model.name]
+    vector = _pointing_at(model, db, indexed["greeting"], floor * 0.7)
+    billing = Filters(project=BILLING)
+    hybrid = search(db, "webhook", mode="hybrid", query_vector=vector, filters=billing)
+    assert "greeting" in keys(hybrid, indexed)  # not a full-text match: the vector's
+    assert "double_billing" in keys(hybrid, indexed)
+    strict = search(db, "webhook", mode="hybrid", query_vector=vector, filters=billing,
+                    fusion=Fusion(vector_free_ranks=0))
+    assert "greeting" not in keys(strict, indexed)
+    too_far = search(db, "webhook", mode="hybrid", filters=billing,
+                     query_vector=_pointing_at(model, db, indexed["greeting"], floor * 0.3))
+    assert "greeting" not in keys(too_far, indexed)
+    semantic = search(db, "webhook", mode="semantic", query_vector=vector, filters=billing)
+    assert "greeting" not in keys(semantic, indexed)
+    nothing = search(db, "xyzzy quantum", mode="hybrid", query_vector=vector, filters=billing)
+    assert nothing.mode_used == "hybrid" and "greeting" not in keys(nothing, indexed)
 
 
 def test_a_model_with_no_floor_keeps_every_neighbour(db, model, corpus):

@@ -124,6 +124,14 @@ def test_coverage_makes_a_weak_full_text_list_count_less():
     assert fuse([1], [3], fusion=aware, fts_coverage={1: 1.0})[0][0] == 1
 
 
+def test_a_neighbour_under_the_floor_votes_its_share():
+    # Vector rank 1 alone against a row full text ranks first (a third of its terms) and
+    # the KNN second: as a full vote the weak neighbour wins, at a fifth of one it cannot.
+    weak_fts = {2: 1 / 3}
+    assert fuse([2], [1, 2], fts_coverage=weak_fts)[0][0] == 2
+    assert fuse([2], [1, 2], fts_coverage=weak_fts, vector_share={2: 0.2})[0][0] == 1
+
+
 def test_favour_newest_only_within_the_band():
     fusion = Fusion(temporal_band=0.7)
     ranked = [(1, 0.30), (2, 0.28), (3, 0.05)]

@@ -65,3 +65,46 @@ def test_no_lift_without_a_time_cue(db):
     first, newest = corpus(db)
     found = ids(db, "which HTTP client for payments", QUERY)
     assert found.index(first) < found.index(newest)
+
+
+def companion_corpus(db, companion_vector, companion_kind="feature"):
+    """An old decision, three unrelated notes, the newest decision and, ten minutes later
+    in its session, a note that says how it was done in words of neither the question nor
+    the decision: ``(newest, companion)``."""
+    def note(title, at_ms, vector, kind, session):
+        oid = storage.insert_observation(db, storage.NewObservation(
+            session_id=session, project=P, type=kind, title=title, at_ms=at_ms)).id
+        storage.ensure_vector_table(db, 4, "hand-made-4d")
+        storage.upsert_vectors(db, [(oid, P, np.asarray(vector, "<f4").tobytes())])
+        return oid
+
+    note("Chose polling every 5 seconds for live metrics", 1_000, [1, 0.1, 0, 0],
+         "decision", "s-old")
+    note("Dark theme for the docs site", 1_500, [0.3, 0, 1, 0], "feature", "s-a")
+    note("Nightly backup of the wiki", 1_600, [0.3, 0, 0, 1], "change", "s-b")
+    note("Retry budget for background jobs", 1_700, [0.2, 0, 0.5, 0.5], "change", "s-c")
+    newest = note("Switched live metrics to server-sent events", 5_000, [0.6, 0.8, 0, 0],
+                  "decision", "s-new")
+    companion = note("useLiveMetrics rewritten with EventSource", 605_000, companion_vector,
+                     companion_kind, "s-new")
+    return newest, companion
+
+
+def test_the_newest_decisions_companion_takes_the_follow_up_slot(db):
+    # The companion points away from the question (no list finds it) but close to the
+    # newest decision (cosine ~0.74): it is how the current state was built.
+    newest, companion = companion_corpus(db, [-0.1, 1, 0, 0])
+    query = "how are live metrics pushed now"
+    found = ids(db, query, [1, 0, 0, 0])
+    assert found[0] == newest and found[3] == companion
+    assert companion not in ids(db, query, [1, 0, 0, 0], temporal_companion=1.0)
+
+
+def test_no_companion_unlike_the_newest_decision(db):
+    newest, unlike = companion_corpus(db, [-0.1, 0, 0, 1])  # cosine to it < 0
+    assert unlike not in ids(db, "how are live metrics pushed now", [1, 0, 0, 0])
+
+
+def test_no_companion_that_is_a_discovery(db):
+    newest, found_out = companion_corpus(db, [-0.1, 1, 0, 0], companion_kind="discovery")
+    assert found_out not in ids(db, "how are live metrics pushed now", [1, 0, 0, 0])
