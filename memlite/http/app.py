@@ -17,6 +17,8 @@
   JSON its views read (stats, projects, feed, sessions; cursor-paged).
 * Every response gets ``nosniff``, ``no-referrer``, ``DENY`` framing, a ``default-src
   'none'`` CSP and ``no-store`` unless the route set its own.
+* ``fast``: ``GET /api/search`` and ``/api/search/index`` with a valid bearer token are
+  answered in front of Quart (same checks, same bytes; anything else goes to Quart).
 * The last ``send`` of each response runs shielded (``_shield_response_end``): measured,
   quart-trio cancels the request's task group as soon as Hypercorn reports the response
   done, and that cancels Hypercorn's own follow-up (closing or recycling the connection)
@@ -43,6 +45,7 @@ from memlite.http import (
     dashboard,
     dashboard_api,
     errors,
+    fast,
     openapi,
     read_api,
     stream,
@@ -126,5 +129,6 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
         app.register_blueprint(blueprint)
     if state.owns_readers:
         app.after_serving(state.readers.close)
+    fast.install(app, state, _SECURITY_HEADERS)
     _shield_response_end(app)
     return app

@@ -1,0 +1,160 @@
+"""The fast path for ``GET /api/search`` and ``/api/search/index`` (``memlite/http/fast.py``).
+
+It must answer the requests it takes without Quart, byte for byte as Quart would, and hand
+every other request (bad input, another credential, another Host, a failure) to Quart.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from http_helpers import headers, seed_observation, seed_session
+from test_http_wire import call, served  # noqa: F401  (a fixture)
+
+from memlite.http import fast
+from memlite.http.credentials import cookie_name, cookie_value
+
+pytestmark = pytest.mark.loop_guard
+
+QUERIES = [
+    {"q": "parser"},
+    {"q": "parser", "mode": "fts"},
+    {"q": "parser crash", "mode": "FTS", "limit": "2"},
+    {"q": "parser", "mode": "semantic"},
+    {"q": "parser", "project": "/p/alpha", "type": "discovery,bugfix"},
+    {"q": "parser", "since": "1970-01-01", "until": "2100-01-01T00:00:00Z"},
+    {"q": "parser", "session": "a-1", "file": "src/x.py"},
+    {"q": " café 🦀 \"OR\" ( ", "mode": "fts"},
+    {"q": "parser", "q2": "ignored", "limit": ""},
+]
+
+
+@pytest.fixture
+async def seeded(storage):
+    await seed_session(storage, "a-1")
+    await seed_session(storage, "b-1", project="/p/beta")
+    for i, title in enumerate(["parser crash on empty input", "parser fixed with guard",
+                               "café parser notes 🦀", "cache invalidation bug"]):
+        await seed_observation(storage, "a-1", title=title, at_ms=1_000 * (i + 1))
+    await seed_observation(storage, "b-1", title="parser in beta", project="/p/beta",
+                           at_ms=2_500)
+
+
+@pytest.fixture
+def quart_calls(app, monkeypatch):
+    """Paths of the requests that reached Quart's own request handling."""
+    seen: list[str] = []
+    original = app.handle_request
+
+    async def counted(request):
+        seen.append(request.path)
+        return await original(request)
+
+    monkeypatch.setattr(app, "handle_request", counted)
+    return seen
+
+
+def _url(path: str, params: dict[str, str]) -> str:
+    return f"{path}?{urllib.parse.urlencode(params)}"
+
+
+async def _raw(client, url, **kwargs):
+    response = await client.get(url, **kwargs)
+    return response.status_code, dict(response.headers), await response.get_data()
+
+
+async def test_search_and_index_skip_quart(client, token, seeded, quart_calls):
+    for path in ("/api/search", "/api/search/index"):
+        status, _, _ = await _raw(client, _url(path, {"q": "parser"}), headers=headers(token))
+        assert status == 200
+    assert quart_calls == []  # old code: every request went through Quart
+    await client.get("/api/health", headers=headers(token))
+    assert quart_calls == ["/api/health"]
+
+
+async def test_answers_are_byte_for_byte_quarts(client, token, seeded, monkeypatch):
+    fast_answers = []
+    for path in ("/api/search", "/api/search/index"):
+        for params in QUERIES:
+            fast_answers.append(await _raw(client, _url(path, params), headers=headers(token)))
+    monkeypatch.setattr(fast, "FAST_ROUTES", {})  # every request to Quart now
+    i = 0
+    for path in ("/api/search", "/api/search/index"):
+        for params in QUERIES:
+            status, head, body = await _raw(client, _url(path, params), headers=headers(token))
+            assert (status, body) == fast_answers[i][::2], params
+            assert head == fast_answers[i][1], params
+            i += 1
+    assert sum(b'"observations":[{' in body or b'"results":[{' in body
+               for _, _, body in fast_answers) >= 10  # the queries found something
+
+
+@pytest.mark.parametrize("params, status", [
+    ({}, 400), ({"q": "  "}, 400), ({"q": "x", "mode": "magic"}, 400),
+    ({"q": "x", "limit": "0"}, 400), ({"q": "x", "limit": "abc"}, 400),
+    ({"q": "x", "type": "nonsense"}, 400), ({"q": "x", "since": "yesterday"}, 400),
+    ({"q": "x", "since": "2026-02-01", "until": "2026-01-01"}, 400),
+    ({"q": "x" * 1001}, 400),
+])
+async def test_bad_input_goes_to_quart_with_its_error(client, token, seeded, quart_calls,
+                                                      params, status):
+    response = await client.get(_url("/api/search", params), headers=headers(token))
+    assert response.status_code == status
+    body = await response.get_json()
+    assert body["status"] == status and body["error"]
+    assert quart_calls == ["/api/search"]
+
+
+async def test_refusals_stay_quarts(client, token, seeded, quart_calls, app):
+    url = _url("/api/search", {"q": "parser"})
+    assert (await client.get(url, headers=headers())).status_code == 401
+    assert (await client.get(url, headers=headers("wrong"))).status_code == 401
+    assert (await client.get(url, headers=headers(token, host="evil.example:37888"))
+            ).status_code == 403
+    assert (await client.get(url, headers={**headers(token), "Authorization": f"Basic {token}"})
+            ).status_code == 401
+    assert (await client.post(url, headers=headers(token))).status_code == 405
+    port = app.extensions["memlite"].port
+    cookie = {"Cookie": f"{cookie_name(port)}={cookie_value(token)}"}
+    assert (await client.get(url, headers={**headers(), **cookie})).status_code == 200
+    assert len(quart_calls) == 6  # all of them, the cookie's 200 included
+
+
+async def test_a_failed_search_is_answered_by_quart(client, token, seeded, monkeypatch,
+                                                    quart_calls):
+    from memlite.http import queries
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(queries, "index", explode)
+    response = await client.get(_url("/api/search/index", {"q": "parser"}),
+                                headers=headers(token))
+    assert response.status_code == 500
+    assert "secret" not in (await response.get_json())["error"]
+    assert quart_calls == ["/api/search/index"]
+
+
+async def test_each_request_counts_once(client, token, seeded, services):
+    before = services.activity.requests
+    for path in ("/api/search", "/api/search/index"):
+        await client.get(_url(path, {"q": "parser"}), headers=headers(token))
+    await client.get(_url("/api/search", {"q": ""}), headers=headers(token))  # Quart's 400
+    assert services.activity.requests == before + 3
+
+
+async def test_on_a_real_socket_the_answer_is_quarts(served, token, seeded,  # noqa: F811
+                                                     monkeypatch):
+    port, app, _ = served
+    host = {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {token}"}
+    url = _url("/api/search", {"q": "parser", "mode": "fts"})
+    status, head, body = await call(port, "GET", url, headers=host)
+    monkeypatch.setattr(fast, "FAST_ROUTES", {})
+    status2, head2, body2 = await call(port, "GET", url, headers=host)
+    assert (status, body) == (status2, body2) == (200, body)
+    assert b'"observations":[{' in body
+    same = {k.lower(): v for k, v in head.items() if k.lower() != "date"}
+    assert same == {k.lower(): v for k, v in head2.items() if k.lower() != "date"}
+    wrong_host = {**host, "Host": f"localhost:{port + 1}"}
+    assert (await call(port, "GET", url, headers=wrong_host))[0] == 403
