@@ -134,7 +134,9 @@ class ReaderPool:
             self._short_deadline = math.inf
         self.short_moved += 1  # over budget: the whole read again, on a reader's thread
         async with self.borrow() as thread_conn:
-            result: T = await thread_conn.async_run(fn, thread_conn, *args, **kwargs)
+            # An async-mode connection (see ``db.open_reader``): apsw's stubs type it apart.
+            result: T = await thread_conn.async_run(  # type: ignore[attr-defined]
+                fn, thread_conn, *args, **kwargs)
         return result
 
     def _over_budget(self) -> bool:
