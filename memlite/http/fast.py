@@ -12,6 +12,7 @@ to the Quart app untouched, so that every error, refusal and odd case keeps exac
 answer Quart gives it. A request is answered here when ALL of these hold:
 
 * ``GET`` (not ``HEAD``), the path exactly ``/api/search`` or ``/api/search/index``;
+* no request body (no ``Transfer-Encoding``, no ``Content-Length`` but 0);
 * exactly one ``Host`` header, ``127.0.0.1:<port>`` or ``localhost:<port>`` (the rule of
   ``auth.guard``, same port);
 * an ``Authorization: Bearer`` token equal to the worker's (constant-time, as the
@@ -73,14 +74,18 @@ def _port(scope: Mapping[str, Any], state: HttpState) -> int:
 
 
 def _authorised(scope: Mapping[str, Any], state: HttpState) -> bool:
-    """Host allowed and a valid bearer token: what ``auth.guard`` lets through."""
+    """No body, Host allowed and a valid bearer token: what ``auth.guard`` lets through."""
     hosts: list[str] = []
     authorization: str | None = None
     for name, value in scope["headers"]:
-        if name.lower() == b"host":
+        name = name.lower()
+        if name == b"host":
             hosts.append(value.decode("latin1"))
-        elif authorization is None and name.lower() == b"authorization":
+        elif authorization is None and name == b"authorization":
             authorization = value.decode("latin1")
+        elif name == b"transfer-encoding" or (name == b"content-length"
+                                              and value.strip() != b"0"):
+            return False  # a GET with a body: Quart's to read (and to refuse past its limit)
     port = _port(scope, state)
     if len(hosts) != 1 or hosts[0].strip().lower() not in (f"127.0.0.1:{port}",
                                                             f"localhost:{port}"):

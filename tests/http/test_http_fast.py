@@ -115,10 +115,13 @@ async def test_refusals_stay_quarts(client, token, seeded, quart_calls, app):
     assert (await client.get(url, headers={**headers(token), "Authorization": f"Basic {token}"})
             ).status_code == 401
     assert (await client.post(url, headers=headers(token))).status_code == 405
+    with_body = await client.get(url, headers={**headers(token), "Content-Length": "10"},
+                                 data=b"x" * 10)
+    assert with_body.status_code == 200
     port = app.extensions["memlite"].port
     cookie = {"Cookie": f"{cookie_name(port)}={cookie_value(token)}"}
     assert (await client.get(url, headers={**headers(), **cookie})).status_code == 200
-    assert len(quart_calls) == 6  # all of them, the cookie's 200 included
+    assert len(quart_calls) == 7  # all of them, the cookie's 200 included
 
 
 async def test_a_failed_search_is_answered_by_quart(client, token, seeded, monkeypatch,
