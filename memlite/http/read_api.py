@@ -1,7 +1,11 @@
 """The read routes: context, search, the compact index, timeline, batch fetch.
 
 Each handler validates its parameters, then does all of its reading in ONE call on a
-pooled reader connection (``queries.py``), never through the storage actor. Search runs
+pooled reader connection (``queries.py``), never through the storage actor; a full-text
+search (``mode=fts``) runs on the event loop's own thread within a CPU budget
+(``ReaderPool.run_short``), the rest on a reader's thread. ``GET /api/search`` and
+``/api/search/index`` with a bearer token are answered in front of Quart by ``fast.py``
+(same validation, same search, same bytes); these routes answer every other case. Search runs
 ``memlite.storage.search``: BM25 with user text quoted token by token (``"``, ``*``,
 ``OR``, ``(`` or emoji are searched for, never parsed), cosine neighbours of the query's
 embedding (asked of the embedder actor), or both fused. Without a usable embedding the
