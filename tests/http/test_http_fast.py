@@ -161,3 +161,33 @@ async def test_on_a_real_socket_the_answer_is_quarts(served, token, seeded,  # n
     assert same == {k.lower(): v for k, v in head2.items() if k.lower() != "date"}
     wrong_host = {**host, "Host": f"localhost:{port + 1}"}
     assert (await call(port, "GET", url, headers=wrong_host))[0] == 403
+
+
+async def test_a_response_head_and_body_leave_in_one_write(served, token, seeded,  # noqa: F811
+                                                           monkeypatch):
+    """``oneshot``: Hypercorn wrote the head and the body of a response apart (two socket
+    writes, each waking the client); now one."""
+    from hypercorn.events import RawData
+    from hypercorn.trio.tcp_server import TCPServer
+
+    from memlite.http import oneshot
+
+    assert oneshot.installed()
+    writes: list[bytes] = []
+    original = TCPServer.protocol_send
+
+    async def counted(self, event):
+        if isinstance(event, RawData) and event.data:
+            writes.append(event.data)
+        await original(self, event)
+
+    monkeypatch.setattr(TCPServer, "protocol_send", counted)
+    port, _, _ = served
+    host = {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {token}"}
+    for path in (_url("/api/search", {"q": "parser", "mode": "fts"}), "/api/health",
+                 "/api/nothing-here"):
+        writes.clear()
+        status, _, body = await call(port, "GET", path, headers=host)
+        assert len(writes) == 1, (path, writes)
+        assert writes[0].startswith(f"HTTP/1.1 {status} ".encode())
+        assert writes[0].endswith(body) and body
