@@ -26,7 +26,8 @@ The answer is the same as Quart's, byte for byte: the app's own JSON provider wi
 ``jsonify``'s settings (sorted keys, ASCII, compact, a final newline), status 200,
 ``Content-Type: application/json``, ``Content-Length`` and the security headers of
 ``app._SECURITY_HEADERS``, in one body message. The request is counted as the guard
-counts it (``services.activity.touch``). The search runs exactly as the route runs it
+counts it (``services.activity.touch``), once it is answered here (a request handed to
+Quart is counted there, so never twice). The search runs exactly as the route runs it
 (``read_api.run_search``: on a pooled reader; hybrid with the query embedded meanwhile).
 """
 

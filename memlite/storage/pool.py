@@ -9,10 +9,11 @@ Trio controller), so a request should do all of its reading in ONE call::
 
 A short read (``run_short``: the HTTP API's full-text search, ~1-3 ms at 10,000
 observations) runs instead on the calling (Trio) thread, on one more connection of the
-pool kept in synchronous mode: measured at 10,000 observations, the two hops to a
-connection's thread and back cost more than such a search's own SQL on a loaded 2-CPU
-machine (each hop wakes a thread that must then wait for a CPU), and the peer answers
-its whole full-text search in ~2 ms. Blocking the event loop for the read is the price,
+pool kept in synchronous mode: measured at 10,000 observations on a loaded 2-CPU
+machine, the two hops to a connection's thread and back took ~0.9 ms p50 (each wakes a
+thread that must then wait for a CPU) around a search of ~2.7 ms, and the peer answers
+its whole full-text request in ~2 ms (BENCHMARKS.md, "Search over HTTP against the
+peer", round 7). Blocking the event loop for the read is the price,
 so it is bounded: a SQLite progress handler interrupts the read once it has used
 ``SHORT_BUDGET_S`` of the thread's CPU time (10 ms, half the loop-block guard's limit in
 ``tests/loopblock.py``), and the read is then run again, whole, on a borrowed connection's
