@@ -73,19 +73,22 @@ async def test_search_and_index_skip_quart(client, token, seeded, quart_calls):
     assert quart_calls == ["/api/health"]
 
 
-async def test_answers_are_byte_for_byte_quarts(client, token, seeded, monkeypatch):
-    fast_answers = []
-    for path in ("/api/search", "/api/search/index"):
-        for params in QUERIES:
-            fast_answers.append(await _raw(client, _url(path, params), headers=headers(token)))
+RAW_URLS = ["/api/search?q=%ff%fe%20parser&mode=fts",  # invalid UTF-8 stays percent-encoded
+            "/api/search?q=parser&q=cache&mode=fts&mode=semantic",  # first value wins
+            "/api/search/index?q=parser+crash;mode=fts"]  # ";" is no separator
+
+
+async def test_answers_are_byte_for_byte_quarts(client, token, seeded, monkeypatch,
+                                                quart_calls):
+    urls = [*(_url(path, params) for path in ("/api/search", "/api/search/index")
+              for params in QUERIES), *RAW_URLS]
+    fast_answers = [await _raw(client, url, headers=headers(token)) for url in urls]
+    assert quart_calls == []  # all of them answered by the fast path
     monkeypatch.setattr(fast, "FAST_ROUTES", {})  # every request to Quart now
-    i = 0
-    for path in ("/api/search", "/api/search/index"):
-        for params in QUERIES:
-            status, head, body = await _raw(client, _url(path, params), headers=headers(token))
-            assert (status, body) == fast_answers[i][::2], params
-            assert head == fast_answers[i][1], params
-            i += 1
+    for url, answer in zip(urls, fast_answers, strict=True):
+        status, head, body = await _raw(client, url, headers=headers(token))
+        assert (status, body) == answer[::2], url
+        assert head == answer[1], url
     assert sum(b'"observations":[{' in body or b'"results":[{' in body
                for _, _, body in fast_answers) >= 10  # the queries found something
 
