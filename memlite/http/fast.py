@@ -1,5 +1,6 @@
-"""A fast path for the hot read endpoints, in front of Quart: ``GET /api/search`` and
-``GET /api/search/index``.
+"""A fast path for the hot read endpoints, in front of Quart: ``GET /api/search``,
+``GET /api/search/index`` and ``GET /api/health`` (the liveness check hooks and the CLI
+make, public: no token).
 
 Why: measured at 10,000 observations (kept connection, issue 14), a full-text search's
 own work is ~2 ms, and Quart's machinery around it (request object and context, routing,
@@ -11,12 +12,14 @@ What it does: it answers only the requests it is sure of, and hands every other 
 to the Quart app untouched, so that every error, refusal and odd case keeps exactly the
 answer Quart gives it. A request is answered here when ALL of these hold:
 
-* ``GET`` (not ``HEAD``), the path exactly ``/api/search`` or ``/api/search/index``;
+* ``GET`` (not ``HEAD``), the path exactly ``/api/search``, ``/api/search/index`` or
+  ``/api/health``;
 * no request body (no ``Transfer-Encoding``, no ``Content-Length`` but 0);
 * exactly one ``Host`` header, ``127.0.0.1:<port>`` or ``localhost:<port>`` (the rule of
   ``auth.guard``, same port);
-* an ``Authorization: Bearer`` token equal to the worker's (constant-time, as the
-  guard); a request carrying the dashboard cookie instead goes to Quart;
+* for the searches, an ``Authorization: Bearer`` token equal to the worker's
+  (constant-time, as the guard); a request carrying the dashboard cookie instead goes to
+  Quart;
 * its query parameters pass the same validation as the Quart route (``read_api.
   search_params``, parsed as Werkzeug parses ``request.args``);
 * the search itself raised nothing (a ``StorageError`` or any other failure: Quart runs
@@ -41,7 +44,7 @@ import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" codec er
 from quart_trio import QuartTrio
 
 from memlite.errors import InputError
-from memlite.http import queries, read_api
+from memlite.http import api, queries, read_api
 from memlite.http.credentials import tokens_equal
 from memlite.http.state import HttpState
 
@@ -54,6 +57,9 @@ FAST_ROUTES: dict[str, tuple[str, Body]] = {
     "/api/search": ("search", read_api.search_body),
     "/api/search/index": ("index", read_api.index_body),
 }
+
+
+HEALTH: str | None = "/api/health"  # answered here too (None: by Quart; for tests)
 
 
 def _args(query_string: bytes) -> dict[str, str]:
@@ -74,8 +80,9 @@ def _port(scope: Mapping[str, Any], state: HttpState) -> int:
     return state.port
 
 
-def _authorised(scope: Mapping[str, Any], state: HttpState) -> bool:
-    """No body, Host allowed and a valid bearer token: what ``auth.guard`` lets through."""
+def _authorised(scope: Mapping[str, Any], state: HttpState, *, token: bool) -> bool:
+    """No body, Host allowed and (``token``) a valid bearer token: what ``auth.guard``
+    lets through (``/api/health`` is public: no token asked)."""
     hosts: list[str] = []
     authorization: str | None = None
     for name, value in scope["headers"]:
@@ -91,6 +98,8 @@ def _authorised(scope: Mapping[str, Any], state: HttpState) -> bool:
     if len(hosts) != 1 or hosts[0].strip().lower() not in (f"127.0.0.1:{port}",
                                                             f"localhost:{port}"):
         return False
+    if not token:
+        return True
     scheme, _, given = (authorization or "").strip().partition(" ")
     return (scheme.lower() == "bearer" and bool(given.strip())
             and tokens_equal(given.strip(), state.services.token))
@@ -107,9 +116,15 @@ def install(app: QuartTrio, state: HttpState, security_headers: Mapping[str, str
         return (app.json.dumps(body, separators=(",", ":")) + "\n").encode("utf-8")
 
     async def answer(scope: Mapping[str, Any]) -> bytes | None:
+        if scope["method"] != "GET" or scope.get("root_path"):
+            return None
+        if scope["path"] == HEALTH:
+            if not _authorised(scope, state, token=False):
+                return None
+            state.services.activity.touch()
+            return encode(api.health_body(state.services))
         route = FAST_ROUTES.get(scope["path"])
-        if (route is None or scope["method"] != "GET" or scope.get("root_path")
-                or not _authorised(scope, state)):
+        if route is None or not _authorised(scope, state, token=True):
             return None
         try:
             params = read_api.search_params(_args(scope["query_string"]))

@@ -68,9 +68,32 @@ async def test_search_and_index_skip_quart(client, token, seeded, quart_calls):
     for path in ("/api/search", "/api/search/index"):
         status, _, _ = await _raw(client, _url(path, {"q": "parser"}), headers=headers(token))
         assert status == 200
+    assert (await client.get("/api/health", headers=headers())).status_code == 200
     assert quart_calls == []  # old code: every request went through Quart
-    await client.get("/api/health", headers=headers(token))
+    await client.get("/api/settings", headers=headers(token))
+    assert quart_calls == ["/api/settings"]
+
+
+async def test_health_is_quarts_answer_without_quart(client, token, monkeypatch, quart_calls):
+    import re
+
+    def comparable(answer):
+        status, head, body = answer
+        body = re.sub(rb'"uptime":[0-9.e+-]+', b'"uptime":0', body)
+        return status, {k: v for k, v in head.items() if k.lower() != "content-length"}, body
+
+    fast_answer = await _raw(client, "/api/health", headers=headers())
+    with_token = await _raw(client, "/api/health", headers=headers(token))
+    assert quart_calls == []
+    monkeypatch.setattr(fast, "FAST_ROUTES", {})
+    monkeypatch.setattr(fast, "HEALTH", None)
+    quart_answer = await _raw(client, "/api/health", headers=headers())
     assert quart_calls == ["/api/health"]
+    assert comparable(fast_answer) == comparable(quart_answer) == comparable(with_token)
+    assert b'"status":"ok"' in fast_answer[2] and b'"uptime":' in fast_answer[2]
+    quart_calls.clear()
+    wrong_host = await client.get("/api/health", headers=headers(host="evil.example:37888"))
+    assert wrong_host.status_code == 403 and quart_calls == ["/api/health"]
 
 
 RAW_URLS = ["/api/search?q=%ff%fe%20parser&mode=fts",  # invalid UTF-8 stays percent-encoded
@@ -147,7 +170,8 @@ async def test_each_request_counts_once(client, token, seeded, services):
     for path in ("/api/search", "/api/search/index"):
         await client.get(_url(path, {"q": "parser"}), headers=headers(token))
     await client.get(_url("/api/search", {"q": ""}), headers=headers(token))  # Quart's 400
-    assert services.activity.requests == before + 3
+    await client.get("/api/health", headers=headers())
+    assert services.activity.requests == before + 4
 
 
 async def test_on_a_real_socket_the_answer_is_quarts(served, token, seeded,  # noqa: F811
