@@ -88,14 +88,16 @@ class Worker:
         self.proc = subprocess.Popen(command, env=env, cwd=str(base),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + 120
-        while True:
+        while True:  # the port answers, and the token is written (the worker does both)
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
+                if (self.data / "token").read_text().strip():
+                    break
             except OSError:
-                if time.monotonic() > end or self.proc.poll() is not None:
-                    raise RuntimeError(f"worker {name} did not start") from None
-                time.sleep(0.1)
+                pass
+            if time.monotonic() > end or self.proc.poll() is not None:
+                raise RuntimeError(f"worker {name} did not start")
+            time.sleep(0.1)
         self.client = Client(self.port, (self.data / "token").read_text().strip())
 
     def stop(self) -> None:
