@@ -35,8 +35,9 @@ from memlite.http.auth import audit_actor
 from memlite.http.params import parse_id, read_json_object
 from memlite.http.state import current_state
 from memlite.ingest import ingest_hook_event, publish
+from memlite.services import Services
 
-__all__ = ["ASK_TIMEOUT", "RESTART_KEYS", "blueprint"]
+__all__ = ["ASK_TIMEOUT", "RESTART_KEYS", "blueprint", "health_body"]
 
 blueprint = Blueprint("api", __name__)
 
@@ -59,12 +60,16 @@ async def health() -> Response:
     pruner, reaper, idle) given up for failing too often, with their last error: the
     worker stores and serves without them (search by full text when it is the embedder).
     """
-    services = current_state().services
+    return jsonify(health_body(current_state().services))
+
+
+def health_body(services: Services) -> dict[str, Any]:
+    """``/api/health``'s answer (also served by ``fast.py`` in front of Quart)."""
     hub = services.observer
-    return jsonify({"status": "ok", "pid": services.pid, "version": services.version,
-                    "uptime": round(trio.current_time() - services.started_at, 3),
-                    "observer": hub.health_line() if hub is not None else None,
-                    "degraded": services.degraded()})
+    return {"status": "ok", "pid": services.pid, "version": services.version,
+            "uptime": round(trio.current_time() - services.started_at, 3),
+            "observer": hub.health_line() if hub is not None else None,
+            "degraded": services.degraded()}
 
 
 @blueprint.get("/api/readiness")

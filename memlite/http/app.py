@@ -17,6 +17,10 @@
   JSON its views read (stats, projects, feed, sessions; cursor-paged).
 * Every response gets ``nosniff``, ``no-referrer``, ``DENY`` framing, a ``default-src
   'none'`` CSP and ``no-store`` unless the route set its own.
+* ``fast``: ``GET /api/search`` and ``/api/search/index`` with a valid bearer token are
+  answered in front of Quart (same checks, same bytes; anything else goes to Quart).
+* ``oneshot``: under Hypercorn, a response's head and first body chunk leave in one
+  socket write instead of two.
 * The last ``send`` of each response runs shielded (``_shield_response_end``): measured,
   quart-trio cancels the request's task group as soon as Hypercorn reports the response
   done, and that cancels Hypercorn's own follow-up (closing or recycling the connection)
@@ -43,6 +47,8 @@ from memlite.http import (
     dashboard,
     dashboard_api,
     errors,
+    fast,
+    oneshot,
     openapi,
     read_api,
     stream,
@@ -126,5 +132,7 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
         app.register_blueprint(blueprint)
     if state.owns_readers:
         app.after_serving(state.readers.close)
+    fast.install(app, state, _SECURITY_HEADERS)
+    oneshot.install()
     _shield_response_end(app)
     return app

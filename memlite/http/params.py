@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from quart import request
@@ -78,9 +79,13 @@ async def read_json_object() -> dict[str, Any]:
     return parse_json_object(await request.get_data(cache=False))
 
 
-def int_arg(name: str, default: int, *, low: int, high: int) -> int:
-    """Query parameter ``name`` as a whole number in ``[low, high]`` (``default`` if absent)."""
-    raw = request.args.get(name)
+def int_arg(name: str, default: int, *, low: int, high: int,
+            args: Mapping[str, str] | None = None) -> int:
+    """Query parameter ``name`` as a whole number in ``[low, high]`` (``default`` if absent).
+
+    ``args``: the query parameters to read (first value of each name); default the
+    current request's (``http/fast.py`` passes its own, outside a Quart request)."""
+    raw = (request.args if args is None else args).get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
@@ -93,9 +98,11 @@ def int_arg(name: str, default: int, *, low: int, high: int) -> int:
     return value
 
 
-def str_arg(name: str, *, required: bool = False, max_len: int = 1000) -> str | None:
-    """Query parameter ``name`` stripped, or None when absent/blank (400 if required)."""
-    raw = request.args.get(name)
+def str_arg(name: str, *, required: bool = False, max_len: int = 1000,
+            args: Mapping[str, str] | None = None) -> str | None:
+    """Query parameter ``name`` stripped, or None when absent/blank (400 if required);
+    ``args`` as for ``int_arg``."""
+    raw = (request.args if args is None else args).get(name)
     value = raw.strip() if raw is not None else ""
     if not value:
         if required:

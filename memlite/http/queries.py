@@ -1,7 +1,8 @@
 """The read side of the API: one sync function per request, run on a pooled reader.
 
 Each function here does ALL the reading of one request, so a handler costs one thread
-hop (``await conn.async_run(fn, conn, ...)``), and returns plain JSON-ready values; the
+hop (``await conn.async_run(fn, conn, ...)``) or none (``ReaderPool.run_short``: the
+full-text search), and returns plain JSON-ready values; the
 records come from ``memlite.storage`` and are turned into dicts here, in one place, so
 every route shows an observation the same way.
 """

@@ -1,7 +1,11 @@
 """The read routes: context, search, the compact index, timeline, batch fetch.
 
 Each handler validates its parameters, then does all of its reading in ONE call on a
-pooled reader connection (``queries.py``), never through the storage actor. Search runs
+pooled reader connection (``queries.py``), never through the storage actor; a full-text
+search (``mode=fts``) runs on the event loop's own thread within a CPU budget
+(``ReaderPool.run_short``), the rest on a reader's thread. ``GET /api/search`` and
+``/api/search/index`` with a bearer token are answered in front of Quart by ``fast.py``
+(same validation, same search, same bytes); these routes answer every other case. Search runs
 ``memlite.storage.search``: BM25 with user text quoted token by token (``"``, ``*``,
 ``OR``, ``(`` or emoji are searched for, never parsed), cosine neighbours of the query's
 embedding (asked of the embedder actor), or both fused. Without a usable embedding the
@@ -11,6 +15,7 @@ answer is full text, and ``mode_used`` and ``note`` say so.
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,7 +28,7 @@ from memlite.embed.query_text import embedding_query
 from memlite.errors import InputError, MemliteError, NotFound
 from memlite.http import queries
 from memlite.http.params import int_arg, parse_id, read_json_object, str_arg
-from memlite.http.state import current_state
+from memlite.http.state import HttpState, current_state
 from memlite.observer.parse import TYPES
 from memlite.storage.search import MODES as SEARCH_MODES
 from memlite.storage.search import Filters
@@ -65,8 +70,8 @@ async def context() -> Response:
     return jsonify(block.to_json())
 
 
-def _epoch_ms(name: str, *, end_of_day: bool) -> int | None:
-    raw = str_arg(name, max_len=40)
+def _epoch_ms(name: str, args: Mapping[str, str] | None, *, end_of_day: bool) -> int | None:
+    raw = str_arg(name, max_len=40, args=args)
     if raw is None:
         return None
     try:
@@ -81,10 +86,10 @@ def _epoch_ms(name: str, *, end_of_day: bool) -> int | None:
     return int(moment.timestamp() * 1000)
 
 
-def _filters() -> Filters:
+def _filters(args: Mapping[str, str] | None) -> Filters:
     """``project``, ``type`` (comma-separated), ``since``/``until``, ``file``, ``session``."""
     types: tuple[str, ...] = ()
-    raw_types = str_arg("type", max_len=200)
+    raw_types = str_arg("type", max_len=200, args=args)
     if raw_types:
         types = tuple(dict.fromkeys(t.strip().lower() for t in raw_types.split(",")
                                     if t.strip()))
@@ -92,27 +97,31 @@ def _filters() -> Filters:
         if unknown:
             raise InputError(f"query parameter type: {unknown[0]!r} is not an observation "
                              f"type; the types are {', '.join(sorted(OBSERVATION_TYPES))}")
-    since = _epoch_ms("since", end_of_day=False)
-    until = _epoch_ms("until", end_of_day=True)
+    since = _epoch_ms("since", args, end_of_day=False)
+    until = _epoch_ms("until", args, end_of_day=True)
     if since is not None and until is not None and since > until:
         raise InputError("query parameters since and until: since is after until, so the "
                          "date range is empty")
-    return Filters(project=str_arg("project"), types=types, since_ms=since, until_ms=until,
-                   file=str_arg("file", max_len=500), session_id=str_arg("session", max_len=200))
+    return Filters(project=str_arg("project", args=args), types=types, since_ms=since,
+                   until_ms=until, file=str_arg("file", max_len=500, args=args),
+                   session_id=str_arg("session", max_len=200, args=args))
 
 
-async def _search_params() -> dict[str, Any]:
-    """Everything a search request asks for, validated (the embedding comes apart)."""
-    q = str_arg("q", required=True, max_len=MAX_QUERY_CHARS)
+def search_params(args: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Everything a search request asks for, validated (the embedding comes apart).
+
+    ``args``: the query parameters (first value of each name); default the current
+    Quart request's. Raises ``InputError`` (a 400) on the first bad one."""
+    q = str_arg("q", required=True, max_len=MAX_QUERY_CHARS, args=args)
     assert q is not None
-    mode = (str_arg("mode") or "hybrid").lower()
+    mode = (str_arg("mode", args=args) or "hybrid").lower()
     if mode not in SEARCH_MODES:
         raise InputError(f"query parameter mode must be one of {', '.join(SEARCH_MODES)}")
-    return {"q": q, "mode": mode, "filters": _filters(),
-            "limit": int_arg("limit", 20, low=1, high=100)}
+    return {"q": q, "mode": mode, "filters": _filters(args),
+            "limit": int_arg("limit", 20, low=1, high=100, args=args)}
 
 
-async def _run_search(run: Any, params: dict[str, Any]) -> dict[str, Any]:
+async def run_search(state: HttpState, run: Any, params: dict[str, Any]) -> dict[str, Any]:
     """``run`` (``queries.search`` or ``queries.index``) on a pooled reader, while the
     embedder actor embeds the query.
 
@@ -122,15 +131,17 @@ async def _run_search(run: Any, params: dict[str, Any]) -> dict[str, Any]:
     two (MiniLM ~3 ms, the BM25 list as much at 100k observations).
     """
     if params["mode"] == "fts":
-        async with current_state().readers.borrow() as conn:
-            result: dict[str, Any] = await conn.async_run(run, conn, **params, vector=None)
+        # Full text alone is a short read (~1-3 ms at 10,000 observations): on this
+        # thread, no hop to a reader's thread and back; moved to one past a CPU budget
+        # (``ReaderPool.run_short``).
+        result: dict[str, Any] = await state.readers.run_short(run, **params, vector=None)
         return result
     embedded: concurrent.futures.Future[tuple[bytes | None, str | None]] = \
         concurrent.futures.Future()
 
     async def embed() -> None:
         try:
-            embedded.set_result(await _query_vector(params["q"]))
+            embedded.set_result(await _query_vector(state, params["q"]))
         finally:  # cancelled or failed: the reader thread must not wait for nothing
             if not embedded.done():
                 embedded.set_result((None, "the query embedding was cancelled"))
@@ -143,16 +154,16 @@ async def _run_search(run: Any, params: dict[str, Any]) -> dict[str, Any]:
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(embed)
-        async with current_state().readers.borrow() as conn:
+        async with state.readers.borrow() as conn:
             result = await conn.async_run(run, conn, **params, vector=vector)
     return result
 
 
-async def _query_vector(q: str) -> tuple[bytes | None, str | None]:
+async def _query_vector(state: HttpState, q: str) -> tuple[bytes | None, str | None]:
     """The query's embedding from the embedder actor, or None and why not. What is
     embedded is the query without its leading framing, time cue words kept
     (``memlite.embed.query_text``)."""
-    embedder = current_state().services.embedder
+    embedder = state.services.embedder
     if embedder is None:
         return None, "this server runs no embedder"
     text = embedding_query(q)
@@ -192,9 +203,9 @@ async def search() -> Response:
     and prompts carry ``score`` as BM25 (lower is better). ``mode_used`` says what ran:
     ``fts`` when vectors were asked for but none could be used, and ``note`` says why.
     """
-    params = await _search_params()
-    found = await _run_search(queries.search, params)
-    return jsonify({"query": params["q"], "project": params["filters"].project, **found})
+    params = search_params()
+    return jsonify(search_body(await run_search(current_state(), queries.search, params),
+                               params))
 
 
 @blueprint.get("/api/search/index")
@@ -202,9 +213,19 @@ async def search_index() -> Response:
     """The compact index (MCP ``memory_search``), same parameters as ``/api/search``:
     ``{"query", "mode", "mode_used", "note", "count", "results": [{"id", "date", "type",
     "title", "project", "session_id", "tokens", "files", "score"}]}``."""
-    params = await _search_params()
-    found = await _run_search(queries.index, params)
-    return jsonify({"query": params["q"], **found})
+    params = search_params()
+    return jsonify(index_body(await run_search(current_state(), queries.index, params),
+                              params))
+
+
+def search_body(found: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``/api/search``'s answer around what ``queries.search`` found."""
+    return {"query": params["q"], "project": params["filters"].project, **found}
+
+
+def index_body(found: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``/api/search/index``'s answer around what ``queries.index`` found."""
+    return {"query": params["q"], **found}
 
 
 @blueprint.get("/api/embedder")

@@ -57,13 +57,20 @@ def columns(cls: type[Any], alias: str = "") -> str:
     return ", ".join(prefix + f.name for f in attrs.fields(cls))
 
 
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def to_record(cls: type[R], row: Sequence[Any]) -> R:
     """Build a record from a row selected with ``columns(cls)``."""
-    values = dict(zip((f.name for f in attrs.fields(cls)), row, strict=True))
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(f.name for f in attrs.fields(cls))
+    values = dict(zip(names, row, strict=True))
     if cls is Observation:
         for name in _JSON_LIST_FIELDS:
             values[name] = decode_list(values[name])
-        values["source_event_ids"] = tuple(int(i) for i in json.loads(values["source_event_ids"]))
+        ids = values["source_event_ids"]
+        values["source_event_ids"] = () if ids == "[]" else tuple(map(int, json.loads(ids)))
     return cls(**values)
 
 

@@ -10,7 +10,7 @@ storage actor carries one value instead of a dozen keyword arguments.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import attrs
@@ -45,12 +45,26 @@ def _ints(values: Iterable[int]) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
+# The C scanner json.loads ends in, called directly (the stubs do not declare it).
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def decode_list(text: str | None) -> tuple[str, ...]:
-    """Decode a JSON array column; anything else becomes an empty tuple."""
-    if not text:
+    """Decode a JSON array column; anything else becomes an empty tuple.
+
+    Every observation read decodes four of these (a search reads 20-60 records): the
+    empty array and a whole-text array go through the C scanner directly, skipping
+    ``json.loads``' two Python layers (~2x faster); anything else (surrounding spaces,
+    trailing text) goes through ``json.loads`` and fails as it always did."""
+    if not text or text == "[]":
         return ()
-    value = json.loads(text)
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        value, end = None, -1
+    if end != len(text):
+        value = json.loads(text)
+    return tuple(map(str, value)) if isinstance(value, list) else ()
 
 
 @attrs.frozen
