@@ -48,7 +48,7 @@ from memlite.storage.search import Filters, search
 SECTION = "## Search index (issue 14)"
 BEFORE = "fd33f7a"
 """The commit whose index is measured as "before" (main when this round started)."""
-MAIN = "21e2e33"
+MAIN = "1cd39da"
 """The commit whose hybrid search (its full-text list, KNN job and fusion's reads, loaded
 from git) is measured as "main" (main when this round started)."""
 PREVIOUS = "4ea80d7"
@@ -77,16 +77,22 @@ def _before(name: str, commit: str = BEFORE) -> types.ModuleType | None:
 
 def _main_search(commit: str = MAIN) -> types.ModuleType | None:
     """``memlite.storage.search`` as of ``commit`` with that commit's full-text list
-    (``fts_lists``) and KNN job (``vector_job``), or None without git. Its other
-    imports are today's modules, unchanged since (``vector_index.passing`` keeps the
+    (``fts_lists``), KNN job (``vector_job``) and steps after fusion (``search_after``,
+    ``followup``), or None without git. Its other imports are today's modules, unchanged since (``vector_index.passing`` keeps the
     SQL conditions path that commit called)."""
     search_then = _before("search", commit)
     fts_then = _before("fts_lists", commit)
     job_then = _before("vector_job", commit)
-    if search_then is None or fts_then is None or job_then is None:
+    after_then = _before("search_after", commit)
+    followup_then = _before("followup", commit)
+    if None in (search_then, fts_then, job_then, after_then, followup_then):
         return None
+    assert search_then and fts_then and job_then and after_then and followup_then
     search_then.fts_list = fts_then.fts_list
     search_then.vector_job = job_then
+    for name in ("current_in_place", "superseded_last", "that_day_first"):
+        setattr(search_then, name, getattr(after_then, name))
+    search_then.with_next_in_session = followup_then.with_next_in_session
     return search_then
 
 
