@@ -78,8 +78,8 @@ def _before(name: str, commit: str = BEFORE) -> types.ModuleType | None:
 def _main_search(commit: str = MAIN) -> types.ModuleType | None:
     """``memlite.storage.search`` as of ``commit`` with that commit's full-text list
     (``fts_lists``), KNN job (``vector_job``) and steps after fusion (``search_after``,
-    ``followup``), or None without git. Its other imports are today's modules, unchanged since (``vector_index.passing`` keeps the
-    SQL conditions path that commit called)."""
+    ``followup``), or None without git. Its other imports are today's modules, unchanged
+    since (``vector_index.passing`` keeps the SQL conditions path that commit called)."""
     search_then = _before("search", commit)
     fts_then = _before("fts_lists", commit)
     job_then = _before("vector_job", commit)
