@@ -12,6 +12,11 @@ front that it is reference data recalled from earlier sessions, not instructions
 Code's docs warn that imperative "system" text trips prompt-injection defences). Layers,
 in priority order:
 
+0. ``notes``: what the user explicitly asked memlite to remember ("remember: we never
+   deploy on Fridays"; ``memlite.storage.notes``), the newest NOTE_COUNT live ones, each
+   text once, in the user's words. First because the user said so: a chat-only session
+   that only said "remember ..." would otherwise rank after every session of work. A
+   note is not repeated in the index or the details.
 1. ``summaries``: SUMMARY_COUNT session summaries (request, completed, learned, next
    steps): the latest of sessions that did work first, then chat-only ones (see
    ``ranked_summaries``).
@@ -75,6 +80,7 @@ from memlite.context_text import layer_text as _layer_text
 from memlite.context_text import line as _line
 from memlite.context_text import when as _when
 from memlite.project import resolve_project
+from memlite.storage.notes import is_note, live_notes
 from memlite.storage.observing import health_line
 from memlite.storage.ranked import ranked_summaries
 from memlite.storage.reads import recent_observations
@@ -127,6 +133,7 @@ class ContextData:
     """What the block is built from, newest first in each list."""
 
     project: str
+    notes: tuple[Observation, ...] = ()  # what the user asked to remember
     summaries: tuple[Summary, ...] = ()
     observations: tuple[Observation, ...] = ()  # the index
     full: tuple[Observation, ...] = ()  # shown in full
@@ -180,6 +187,13 @@ class ContextBlock:
 # --- items of each layer --------------------------------------------------------------------
 
 
+MAX_NOTE_LINE = 300
+
+
+def _note_item(o: Observation) -> str:
+    return f"- {_when(o.created_at)} (#{o.id}) {_line(o.title, MAX_NOTE_LINE)}"
+
+
 def _summary_item(s: Summary) -> str:
     lines = [f"- {_when(s.created_at)} (summary #{s.id}): {_line(s.request) or '(no request)'}"]
     for label, value in (("investigated", s.investigated), ("learned", s.learned),
@@ -226,6 +240,7 @@ def _layer_items(data: ContextData) -> dict[str, list[str]]:
     for session in data.raw:
         raw.extend(_raw_items(session, data.project))
     return {
+        "notes": [_note_item(o) for o in data.notes],
         "summaries": [_summary_item(s) for s in data.summaries],
         "index": [_index_item(o) for o in data.observations],
         "details": [_detail_item(o) for o in data.full],
@@ -275,6 +290,9 @@ WHERE s.project = ? AND EXISTS (
 ORDER BY s.started_at DESC LIMIT ?
 """
 
+NOTE_COUNT = 10
+"""At most this many notes (``memlite.storage.notes``), the newest live ones, are shown."""
+
 UNANSWERED_SESSIONS = 3
 """At most this many sessions whose last prompt nothing answered or ended (the CLI killed
 mid-turn: no Stop, no SessionEnd, so no summary will ever be made) are shown in the raw
@@ -318,10 +336,13 @@ def load_context_data(
     full_count: int, raw_count: int | None = None,
 ) -> ContextData:
     """Read what the block of ``project`` (a project root, already resolved) draws from."""
-    observations = tuple(recent_observations(conn, project, limit=max(observation_count,
-                                                                      full_count)))
+    notes = live_notes(conn, project, limit=NOTE_COUNT)
+    wanted = max(observation_count, full_count)
+    observations = tuple(o for o in recent_observations(
+        conn, project, limit=wanted + len(notes)) if not is_note(o))[:wanted]
     return ContextData(
         project=project,
+        notes=notes,
         summaries=ranked_summaries(conn, project, limit=summary_count)
         if summary_count > 0 else (),
         observations=observations[:observation_count],
