@@ -20,10 +20,14 @@ in priority order:
 1. ``summaries``: SUMMARY_COUNT session summaries (request, completed, learned, next
    steps): the latest of sessions that did work first, then chat-only ones (see
    ``ranked_summaries``).
-2. ``index``: one line per observation for the latest OBSERVATION_COUNT observations
-   (id, time, type, title, files). Superseded observations are left out (DESIGN §1: a
+2. ``index``: OBSERVATION_COUNT lines, newest first: one per observation (id, time,
+   type, title, files), except that a session's reads and searches (rules observations)
+   are collapsed into one line and one session's own lines are capped, its older ones
+   one line too (``memlite.context_index``: a long session of reads must not push every
+   decision and fix out). Superseded observations are left out (DESIGN §1: a
    plain rules observation replaced by the AI's is a link, not a delete).
-3. ``details``: narrative, facts and files of the latest FULL_OBSERVATION_COUNT.
+3. ``details``: narrative, facts and files of FULL_OBSERVATION_COUNT observations: the
+   newest that carry signal, a few per session (``context_index.pick_details``).
 4. ``raw``: "Recent activity (raw, not yet compressed)": the project's events that no
    observer has turned into observations yet (status ``pending``), grouped by session
    with its prompts: files read and changed, commands run, failures; and the newest
@@ -79,11 +83,21 @@ from memlite.context_text import files as _files
 from memlite.context_text import layer_text as _layer_text
 from memlite.context_text import line as _line
 from memlite.context_text import when as _when
+from memlite.context_index import (
+    INDEX_SCAN,
+    Collapsed,
+    Head,
+    collapsed_item,
+    pick_details,
+    plan_index,
+    session_counts,
+    window,
+)
 from memlite.project import resolve_project
-from memlite.storage.notes import is_note, live_notes
+from memlite.storage.notes import NOTE_CONCEPT, live_notes
 from memlite.storage.observing import health_line
 from memlite.storage.ranked import ranked_summaries
-from memlite.storage.reads import recent_observations
+from memlite.storage.reads import _all as read_all
 from memlite.storage.records import Observation, Summary
 
 __all__ = [
@@ -135,7 +149,7 @@ class ContextData:
     project: str
     notes: tuple[Observation, ...] = ()  # what the user asked to remember
     summaries: tuple[Summary, ...] = ()
-    observations: tuple[Observation, ...] = ()  # the index
+    observations: tuple[Observation | Collapsed, ...] = ()  # the index
     full: tuple[Observation, ...] = ()  # shown in full
     raw: tuple[RawSession, ...] = ()
 
@@ -203,7 +217,9 @@ def _summary_item(s: Summary) -> str:
     return "\n".join(lines)
 
 
-def _index_item(o: Observation) -> str:
+def _index_item(o: Observation | Collapsed) -> str:
+    if isinstance(o, Collapsed):
+        return collapsed_item(o)
     files = tuple(dict.fromkeys((*o.files_modified, *o.files_read)))
     tail = f" — {_files(files, o.project)}" if files else ""
     kind, title = _line(o.type, 40), _line(o.title, MAX_TITLE)
@@ -331,6 +347,20 @@ def _raw_sessions(conn: apsw.Connection, project: str, limit: int) -> tuple[RawS
     return tuple(sessions)
 
 
+def _is_note(h: Head) -> bool:
+    return h.backend == "rules" and h.type == "decision" and \
+        f'"{NOTE_CONCEPT}"' in h.concepts_json
+
+
+def _records(conn: apsw.Connection, ids: list[int]) -> dict[int, Observation]:
+    """The full records of ``ids`` (one read)."""
+    if not ids:
+        return {}
+    found = read_all(conn, Observation, "WHERE id IN (SELECT value FROM json_each(?))",
+                     ("[" + ",".join(str(i) for i in dict.fromkeys(ids)) + "]",))
+    return {o.id: o for o in found}
+
+
 def load_context_data(
     conn: apsw.Connection, project: str, *, summary_count: int, observation_count: int,
     full_count: int, raw_count: int | None = None,
@@ -338,15 +368,21 @@ def load_context_data(
     """Read what the block of ``project`` (a project root, already resolved) draws from."""
     notes = live_notes(conn, project, limit=NOTE_COUNT)
     wanted = max(observation_count, full_count)
-    observations = tuple(o for o in recent_observations(
-        conn, project, limit=wanted + len(notes)) if not is_note(o))[:wanted]
+    heads = [h for h in window(conn, project, max(INDEX_SCAN, wanted + len(notes)))
+             if not _is_note(h)] if wanted > 0 else []
+    index = plan_index(heads, observation_count)
+    session_counts(conn, index)
+    details = pick_details(heads, full_count)
+    full = _records(conn, [h.id for h in (*index, *details) if isinstance(h, Head)])
     return ContextData(
         project=project,
         notes=notes,
         summaries=ranked_summaries(conn, project, limit=summary_count)
         if summary_count > 0 else (),
-        observations=observations[:observation_count],
-        full=observations[:full_count],
+        # (a record deleted between the two reads is left out, not an error)
+        observations=tuple(full[e.id] if isinstance(e, Head) else e for e in index
+                           if not isinstance(e, Head) or e.id in full),
+        full=tuple(full[h.id] for h in details if h.id in full),
         raw=_raw_sessions(conn, project,
                           observation_count if raw_count is None else raw_count),
     )
