@@ -50,6 +50,8 @@ SESSION_SHARE = 0.5
 """At most this share of the index's lines (and at least 10) are one session's own."""
 DETAIL_SHARE = 3
 """At most this many of one session's observations are shown in full before others."""
+MORE_FILES = 50
+"""A ``more`` line names files modified by the newest this many of its observations."""
 LOW_SIGNAL_TITLES = ("Read ", "Searched for ", "Listed ", "Ran `")
 
 
@@ -81,25 +83,47 @@ _WINDOW_SQL = f"""
 SELECT {_HEAD} FROM observations WHERE project = ? AND superseded_by IS NULL
 ORDER BY created_at_epoch DESC, id DESC LIMIT ?
 """
+_LOW_SQL = """(backend = 'rules' AND type = 'discovery' AND (title LIKE 'Read %'
+    OR title LIKE 'Searched for %' OR title LIKE 'Listed %' OR title LIKE 'Ran `%'))"""
 _SIGNAL_SQL = f"""
-SELECT {_HEAD} FROM (SELECT {_HEAD} FROM observations
-                     WHERE project = ? AND superseded_by IS NULL
-                     ORDER BY created_at_epoch DESC, id DESC LIMIT ?)
-WHERE NOT (backend = 'rules' AND type = 'discovery' AND (title LIKE 'Read %'
-           OR title LIKE 'Searched for %' OR title LIKE 'Listed %' OR title LIKE 'Ran `%'))
-LIMIT ?
+SELECT {_HEAD} FROM (
+    SELECT {_HEAD}, row_number() OVER (PARTITION BY session_id
+                                       ORDER BY created_at_epoch DESC, id DESC) AS nth
+    FROM (SELECT {_HEAD} FROM observations WHERE project = ? AND superseded_by IS NULL
+          ORDER BY created_at_epoch DESC, id DESC LIMIT ?)
+    WHERE NOT {_LOW_SQL})
+WHERE nth <= ? ORDER BY created_at_epoch DESC, id DESC LIMIT ?
 """
 SIGNAL_SCAN = 5000
 """How far back (newest live observations) the index looks for signal past a burst."""
 
 
-def window(conn: apsw.Connection, project: str, limit: int) -> list[Head]:
+def _flooded(heads: Iterable[Head], per_session: int) -> bool:
+    """Whether one session's reads or work may hide the rest: half the window reads, or
+    one session holding more signal than its share. (Else the signal scan, ~5 ms at
+    5,000 rows, is skipped.)"""
+    low = 0
+    own: Counter[str] = Counter()
+    total = 0
+    for h in heads:
+        total += 1
+        if is_low_signal(h):
+            low += 1
+        else:
+            own[h.session_id] += 1
+    return low * 2 >= total or any(n > per_session for n in own.values())
+
+
+def window(conn: apsw.Connection, project: str, limit: int,
+           per_session: int = 50) -> list[Head]:
     """The project's newest ``limit`` live observations, and its newest ``limit`` that
-    carry signal among the newest ``SIGNAL_SCAN`` (so a burst of reads longer than
-    ``limit`` does not hide the work before it), as heads, newest first."""
+    carry signal among the newest ``SIGNAL_SCAN``, at most ``per_session`` of one session
+    (so a burst longer than ``limit`` does not hide the work before it), as heads,
+    newest first."""
     heads = {row[0]: Head(*row) for row in conn.execute(_WINDOW_SQL, (project, limit))}
-    if len(heads) >= limit:
-        for row in conn.execute(_SIGNAL_SQL, (project, SIGNAL_SCAN, limit)):
+    if len(heads) >= limit and _flooded(heads.values(), per_session):
+        # at most ``per_session`` of one session: the others' work is reached too
+        for row in conn.execute(_SIGNAL_SQL, (project, SIGNAL_SCAN, per_session, limit)):
             heads.setdefault(row[0], Head(*row))
     return sorted(heads.values(), key=lambda h: (h.created_at_epoch, h.id), reverse=True)
 
@@ -123,7 +147,7 @@ class Collapsed:
     session_id: str
     project: str
     items: list[Head] = attrs.field(factory=list)
-    counts: dict[str, int] | None = None  # reads, searches, listings, commands
+    counts: dict[str, int] | None = None  # reads: reads, searches...; more: by type
     first_at: str = ""
     last_at: str = ""
 
@@ -215,6 +239,11 @@ def pick_details(observations: Sequence[Head], count: int) -> list[Head]:
     return sorted(chosen, key=lambda o: order[o.id])
 
 
+_MORE_SQL = f"""
+SELECT type, count(*), min(created_at) FROM observations
+WHERE session_id = ? AND project = ? AND superseded_by IS NULL AND NOT {_LOW_SQL}
+GROUP BY type
+"""
 _COUNTS_SQL = """
 SELECT sum(title LIKE 'Read %'), sum(title LIKE 'Searched for %'), sum(title LIKE 'Listed %'),
        sum(title LIKE 'Ran `%'), min(created_at), max(created_at)
@@ -225,9 +254,25 @@ WHERE session_id = ? AND project = ? AND superseded_by IS NULL AND backend = 'ru
 
 
 def session_counts(conn: apsw.Connection, entries: Iterable[Entry]) -> None:
-    """Fill in each ``reads`` line's counts over its whole session (one aggregate each)."""
+    """Fill in each collapsed line's counts over its whole session (one aggregate each):
+    a ``reads`` line's reads, searches...; a ``more`` line's observations by type, less
+    those of the session shown as lines of their own."""
+    entries = list(entries)
+    shown: Counter[tuple[str, str]] = Counter(
+        (e.session_id, e.type) for e in entries if isinstance(e, Head))
     for entry in entries:
-        if not isinstance(entry, Collapsed) or entry.kind != "reads":
+        if not isinstance(entry, Collapsed):
+            continue
+        if entry.kind == "more":
+            kinds: dict[str, int] = {}
+            first = ""
+            for kind, n, oldest in conn.execute(_MORE_SQL, (entry.session_id, entry.project)):
+                left = int(n) - shown[(entry.session_id, str(kind))]
+                if left > 0:
+                    kinds[str(kind)] = left
+                first = min(first, str(oldest)) if first else str(oldest)
+            if kinds:
+                entry.counts, entry.first_at = kinds, first
             continue
         row = conn.execute(_COUNTS_SQL, (entry.session_id, entry.project)).fetchall()
         if not row or row[0][0] is None:
@@ -265,14 +310,14 @@ def collapsed_item(entry: Collapsed) -> str:
     head = f"- {_span(entry)} session {_line(entry.session_id[:8], 8)}"
     items = entry.items
     if entry.kind == "more":
-        kinds = Counter(o.type for o in items)
+        kinds = Counter(entry.counts or Counter(o.type for o in items))
         listed = ", ".join(f"{n:,} {_line(k, 40)}" for k, n in kinds.most_common())
-        modified = list(dict.fromkeys(f for o in items
+        modified = list(dict.fromkeys(f for o in items[:MORE_FILES]
                                       for f in decode_list(o.files_modified_json)))
         tail = f"; files modified: {_files(modified, entry.project)}" if modified else ""
-        ids = f"#{items[-1].id}–#{items[0].id}"
-        return f"{head} [more]: {len(items):,} older observations of this session " \
-               f"({listed}; {ids}){tail}"
+        total = sum(kinds.values())
+        return f"{head} [more]: {total:,} older observation{'s' * (total != 1)} of this " \
+               f"session ({listed}; newest #{items[0].id}){tail}"
     seen = {"reads": 0, "searches": 0, "listings": 0, "commands": 0}
     for o in items:
         key = ("reads" if o.title.startswith("Read ") else "searches"
