@@ -167,3 +167,15 @@ def test_a_failing_note_never_costs_the_prompt(db, project, monkeypatch):
     assert db.execute("SELECT prompt_text FROM user_prompts").fetchall() == [
         ("remember: staging is read-only",)]
     assert db.execute("SELECT count(*) FROM observations").fetchall()[0][0] == 0
+
+
+def test_a_session_that_only_said_remember_is_still_chat_only(db, project):
+    # Newest: the "remember" session. Its note must not make it a session of work: its
+    # summary ranks after the three of work (the note has a layer of its own).
+    for k, sid in enumerate(("w1", "w2", "w3")):
+        _work(db, sid, project, 10_000 * (k + 1))
+    _chat_only(db, "chat", project, "remember: we never deploy on Fridays", 90_000)
+    from memlite.storage.ranked import ranked_summaries
+    shown = [s.session_id for s in ranked_summaries(db, project, limit=3)]
+    assert shown == ["w3", "w2", "w1"]
+    assert build_context(db, project).text.count("never deploy on Fridays") == 1
