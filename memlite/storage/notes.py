@@ -60,10 +60,20 @@ _CHANGE = re.compile(r"\b(?:now|no longer|any ?more|instead|actually|these days|
 _GENERIC = frozenset({"note", "notes", "rule", "rules", "instruction", "said", "told",
                       "thing", "things", "remember", "remembering"})
 
+_WHERE = f"""project = ? AND superseded_by IS NULL AND type = 'decision' AND backend = 'rules'
+  AND concepts LIKE '%"{NOTE_CONCEPT}"%'"""
+# Notes are found through full text (the concept's two words, in the ``concepts`` column):
+# an index lookup, where filtering a project's observations by concept read every row
+# (60 ms at 100,000 observations in one project; CROSS JOIN keeps SQLite from driving the
+# query by the project's index instead). No new index, so no migration.
 _LIVE_SQL = f"""
-SELECT {columns(Observation)} FROM observations
-WHERE project = ? AND superseded_by IS NULL AND type = 'decision' AND backend = 'rules'
-  AND concepts LIKE '%"{NOTE_CONCEPT}"%'
+SELECT {columns(Observation, "o")} FROM observations_fts AS f
+CROSS JOIN observations AS o ON o.id = f.rowid
+WHERE observations_fts MATCH 'concepts : "user note"' AND o.{_WHERE.replace("AND ", "AND o.")}
+ORDER BY o.created_at_epoch DESC, o.id DESC LIMIT ?
+"""
+_SCAN_SQL = f"""
+SELECT {columns(Observation)} FROM observations WHERE {_WHERE}
 ORDER BY created_at_epoch DESC, id DESC LIMIT ?
 """
 
@@ -76,7 +86,12 @@ def live_notes(conn: apsw.Connection, project: str, *, limit: int) -> tuple[Obse
     """The project's notes not superseded, newest first, each text once (the newest)."""
     seen: set[str] = set()
     out = []
-    for row in conn.execute(_LIVE_SQL, (project, max(0, min(limit * 3, NOTE_SCAN)))):
+    wanted = (project, max(0, min(limit * 3, NOTE_SCAN)))
+    try:
+        rows = conn.execute(_LIVE_SQL, wanted).fetchall()
+    except apsw.SQLError:  # no full-text table of that shape: read them the slow way
+        rows = conn.execute(_SCAN_SQL, wanted).fetchall()
+    for row in rows:
         note = to_record(Observation, row)
         key = " ".join(note.title.lower().split())
         if not is_note(note) or key in seen:

@@ -179,3 +179,10 @@ def test_a_session_that_only_said_remember_is_still_chat_only(db, project):
     shown = [s.session_id for s in ranked_summaries(db, project, limit=3)]
     assert shown == ["w3", "w2", "w1"]
     assert build_context(db, project).text.count("never deploy on Fridays") == 1
+
+
+def test_notes_are_read_without_full_text_too(db, project, monkeypatch):
+    _say(db, "s1", project, "remember: staging is read-only", 1_000)
+    from memlite.storage import notes
+    monkeypatch.setattr(notes, "_LIVE_SQL", "SELECT x FROM no_such_table")
+    assert _notes(db, project) == ["Staging is read-only"]
