@@ -73,8 +73,13 @@ print(json.dumps({
 
 def build_db(data: Path, project: str, older: int) -> None:
     from memlite.observer.rules import observe
-    from memlite.storage import NewObservation, connect, insert_event, insert_observation
-    from memlite.storage import start_session
+    from memlite.storage import (
+        NewObservation,
+        connect,
+        insert_event,
+        insert_observation,
+        start_session,
+    )
     from memlite.storage.reads import get_event
 
     conn = connect(data)

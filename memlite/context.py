@@ -65,6 +65,16 @@ from typing import Any
 import apsw
 import attrs
 
+from memlite.context_index import (
+    INDEX_SCAN,
+    Collapsed,
+    Head,
+    collapsed_item,
+    pick_details,
+    plan_index,
+    session_counts,
+    window,
+)
 from memlite.context_text import (  # the stdlib half: the hook renders with it too
     CLOSE_TAG,
     LAYER_ORDER,
@@ -83,16 +93,6 @@ from memlite.context_text import files as _files
 from memlite.context_text import layer_text as _layer_text
 from memlite.context_text import line as _line
 from memlite.context_text import when as _when
-from memlite.context_index import (
-    INDEX_SCAN,
-    Collapsed,
-    Head,
-    collapsed_item,
-    pick_details,
-    plan_index,
-    session_counts,
-    window,
-)
 from memlite.project import resolve_project
 from memlite.storage.notes import NOTE_CONCEPT, live_notes
 from memlite.storage.observing import health_line

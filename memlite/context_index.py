@@ -19,8 +19,8 @@ fix and change of the project out of what the next session is told. Two rules:
 
 The details layer (observations in full) takes the newest rich observations (an AI
 observation, a decision, fix or feature, a failure), at most ``DETAIL_SHARE`` of one
-session, then fills up with what is left (other signal first). AI observations are never collapsed: the AI already
-decides what is worth a line.
+session, then fills up with what is left (other signal first). AI observations are never
+collapsed: the AI already decides what is worth a line.
 
 Work is bounded: the index reads the project's newest ``INDEX_SCAN`` live observations
 (one indexed range read) plus one aggregate per collapsed session.
@@ -72,9 +72,12 @@ class Head(NamedTuple):
 
 
 class _Kind(Protocol):
-    backend: str
-    type: str
-    title: str
+    @property
+    def backend(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def title(self) -> str: ...
 
 
 _HEAD = """id, session_id, project, type, backend, title, created_at, files_modified, concepts,
@@ -277,10 +280,10 @@ def session_counts(conn: apsw.Connection, entries: Iterable[Entry]) -> None:
         row = conn.execute(_COUNTS_SQL, (entry.session_id, entry.project)).fetchall()
         if not row or row[0][0] is None:
             continue
-        reads, searches, listings, commands, first, last = row[0]
+        reads, searches, listings, commands, oldest_at, newest_at = row[0]
         entry.counts = {"reads": int(reads or 0), "searches": int(searches or 0),
                         "listings": int(listings or 0), "commands": int(commands or 0)}
-        entry.first_at, entry.last_at = str(first or ""), str(last or "")
+        entry.first_at, entry.last_at = str(oldest_at or ""), str(newest_at or "")
 
 
 def _dirs(paths: Iterable[str], project: str, top: int = 3) -> str:
