@@ -97,14 +97,14 @@ SELECT {_HEAD} FROM (
     WHERE NOT {_LOW_SQL})
 WHERE nth <= ? ORDER BY created_at_epoch DESC, id DESC LIMIT ?
 """
-SIGNAL_SCAN = 5000
-"""How far back (newest live observations) the index looks for signal past a burst."""
+SIGNAL_SCAN = 2000
+"""How far back (newest live observations) the index looks for signal past a burst
+(~3 ms at 100,000 observations in one project; 5,000 took 8 ms)."""
 
 
 def _flooded(heads: Iterable[Head], per_session: int) -> bool:
     """Whether one session's reads or work may hide the rest: half the window reads, or
-    one session holding more signal than its share. (Else the signal scan, ~5 ms at
-    5,000 rows, is skipped.)"""
+    one session holding more signal than its share. (Else the signal scan is skipped.)"""
     low = 0
     own: Counter[str] = Counter()
     total = 0
@@ -242,16 +242,18 @@ def pick_details(observations: Sequence[Head], count: int) -> list[Head]:
     return sorted(chosen, key=lambda o: order[o.id])
 
 
+# ``+project``: the session's index, not the project's (28 ms -> 0.3 ms at 100k in one
+# project: SQLite otherwise walks the whole project).
 _MORE_SQL = f"""
 SELECT type, count(*), min(created_at) FROM observations
-WHERE session_id = ? AND project = ? AND superseded_by IS NULL AND NOT {_LOW_SQL}
+WHERE session_id = ? AND +project = ? AND superseded_by IS NULL AND NOT {_LOW_SQL}
 GROUP BY type
 """
 _COUNTS_SQL = """
 SELECT sum(title LIKE 'Read %'), sum(title LIKE 'Searched for %'), sum(title LIKE 'Listed %'),
        sum(title LIKE 'Ran `%'), min(created_at), max(created_at)
 FROM observations
-WHERE session_id = ? AND project = ? AND superseded_by IS NULL AND backend = 'rules'
+WHERE session_id = ? AND +project = ? AND superseded_by IS NULL AND backend = 'rules'
   AND type = 'discovery'
 """
 
