@@ -23,7 +23,9 @@ session, then fills up with what is left (other signal first). AI observations a
 collapsed: the AI already decides what is worth a line.
 
 Work is bounded: the index reads the project's newest ``INDEX_SCAN`` live observations
-(one indexed range read) plus one aggregate per collapsed session.
+(one indexed range read, light columns only), and when one session floods them the
+``INDEX_SCAN`` before that session started (a second range read), plus one aggregate per
+collapsed session (the session's index); full records only for what is shown.
 """
 
 from __future__ import annotations
@@ -88,46 +90,46 @@ ORDER BY created_at_epoch DESC, id DESC LIMIT ?
 """
 _LOW_SQL = """(backend = 'rules' AND type = 'discovery' AND (title LIKE 'Read %'
     OR title LIKE 'Searched for %' OR title LIKE 'Listed %' OR title LIKE 'Ran `%'))"""
-_SIGNAL_SQL = f"""
-SELECT {_HEAD} FROM (
-    SELECT {_HEAD}, row_number() OVER (PARTITION BY session_id
-                                       ORDER BY created_at_epoch DESC, id DESC) AS nth
-    FROM (SELECT {_HEAD} FROM observations WHERE project = ? AND superseded_by IS NULL
-          ORDER BY created_at_epoch DESC, id DESC LIMIT ?)
-    WHERE NOT {_LOW_SQL})
-WHERE nth <= ? ORDER BY created_at_epoch DESC, id DESC LIMIT ?
+_BEFORE_SQL = f"""
+SELECT {_HEAD} FROM observations
+WHERE project = ? AND superseded_by IS NULL AND created_at_epoch < ?
+ORDER BY created_at_epoch DESC, id DESC LIMIT ?
 """
-SIGNAL_SCAN = 2000
-"""How far back (newest live observations) the index looks for signal past a burst
-(~3 ms at 100,000 observations in one project; 5,000 took 8 ms)."""
 
 
-def _flooded(heads: Iterable[Head], per_session: int) -> bool:
-    """Whether one session's reads or work may hide the rest: half the window reads, or
-    one session holding more signal than its share. (Else the signal scan is skipped.)"""
+def _flooder(heads: Sequence[Head], per_session: int) -> str | None:
+    """The session that floods the window, if one does: the one holding most of it, when
+    half the window is reads or it holds more signal than its share; else None."""
     low = 0
     own: Counter[str] = Counter()
-    total = 0
+    signal: Counter[str] = Counter()
     for h in heads:
-        total += 1
+        own[h.session_id] += 1
         if is_low_signal(h):
             low += 1
         else:
-            own[h.session_id] += 1
-    return low * 2 >= total or any(n > per_session for n in own.values())
+            signal[h.session_id] += 1
+    if not own:
+        return None
+    top = own.most_common(1)[0][0]
+    return top if low * 2 >= len(heads) or signal[top] > per_session else None
 
 
 def window(conn: apsw.Connection, project: str, limit: int,
            per_session: int = 50) -> list[Head]:
-    """The project's newest ``limit`` live observations, and its newest ``limit`` that
-    carry signal among the newest ``SIGNAL_SCAN``, at most ``per_session`` of one session
-    (so a burst longer than ``limit`` does not hide the work before it), as heads,
-    newest first."""
+    """The project's newest ``limit`` live observations, as heads, newest first; when one
+    session floods them (``_flooder``), also the newest ``limit`` from before that session
+    started, so a burst longer than the window does not hide the work before it (one
+    session-row lookup and one range read of the project's index: bounded whatever the
+    burst's length)."""
     heads = {row[0]: Head(*row) for row in conn.execute(_WINDOW_SQL, (project, limit))}
-    if len(heads) >= limit and _flooded(heads.values(), per_session):
-        # at most ``per_session`` of one session: the others' work is reached too
-        for row in conn.execute(_SIGNAL_SQL, (project, SIGNAL_SCAN, per_session, limit)):
-            heads.setdefault(row[0], Head(*row))
+    flooder = _flooder(list(heads.values()), per_session) if len(heads) >= limit else None
+    if flooder is not None:
+        started = conn.execute("SELECT started_at_epoch FROM sessions WHERE id = ?",
+                               (flooder,)).fetchall()
+        if started and started[0][0] is not None:
+            for row in conn.execute(_BEFORE_SQL, (project, int(started[0][0]), limit)):
+                heads.setdefault(row[0], Head(*row))
     return sorted(heads.values(), key=lambda h: (h.created_at_epoch, h.id), reverse=True)
 
 
