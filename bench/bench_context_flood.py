@@ -7,7 +7,7 @@ work (each an AI decision, a bugfix, a feature and 7 changes: 200 observations, 
 them decisions or fixes), then trial 16's burst: one session of 2,000 tool events,
 observed by the rules backend (``observer.rules.observe``), Read / Grep / Bash (`git log`
 style, changes nothing) / Edit round robin. Optionally (``--older``) 50,000 more rules
-reads in older sessions of the same project (the signal scan's worst case).
+reads in older sessions of the same project.
 
 Each variant builds the block (``build_context_for``, default settings: summaries, index,
 full, max chars = 3, 50, 5, 9000) in a child process that imports memlite from its own
@@ -196,7 +196,8 @@ def main() -> None:
         SECTION, "",
         f"Measured {datetime.date.today().isoformat()} on {machine} by "
         f"`python bench/bench_context_flood.py --base <tree at 4a4e409> --rounds "
-        f"{args.rounds} --builds {args.builds}{f' --older {args.older}' if args.older else ''}`"
+        f"{args.rounds} --builds {args.builds}{f' --older {args.older}' if args.older else ''}"
+        f"{f' --plain {args.plain}' if args.plain else ''}`"
         f"; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end.",
         f"One project: 20 earlier sessions of AI work (200 observations, 40 decisions or "
         f"fixes), then one session of 2,000 tool events observed by the rules backend (Read, "
@@ -214,7 +215,7 @@ def main() -> None:
         *([f"Ordinary work, no flood: {args.plain:,} observations in one project (sessions "
            f"of 500, AI and rules alternating, no reads), same child, best of {args.rounds}: "
            f"p50 {min(plain['before']):.2f} ms before, {min(plain['after']):.2f} ms after "
-           "(the signal scan runs: one session holds the whole 500-observation window)."]
+           "(one session holds the whole 500-observation window, so the 500 before it started are read too)."]
           if args.plain else []), ""])
     print(section)
     if args.write:
