@@ -215,7 +215,8 @@ def main() -> None:
         *([f"Ordinary work, no flood: {args.plain:,} observations in one project (sessions "
            f"of 500, AI and rules alternating, no reads), same child, best of {args.rounds}: "
            f"p50 {min(plain['before']):.2f} ms before, {min(plain['after']):.2f} ms after "
-           "(one session holds the whole 500-observation window, so the 500 before it started are read too)."]
+           "(one session holds the whole 500-observation window, so the 500 before it "
+           "started are read too)."]
           if args.plain else []), ""])
     print(section)
     if args.write:
