@@ -75,7 +75,8 @@ def context_data(draw):
     observations = tuple(_obs(i, narrative="n" * size, files=draw(st.integers(0, 12)))
                          for i in range(n_obs, 0, -1))
     notes = tuple(_obs(1000 + i, title="remember " * (size // 9 + 1)) for i in range(n_notes))
-    return ContextData(project="/p", notes=notes, summaries=tuple(_summary(i, size) for i in range(n_sum)),
+    return ContextData(project="/p", notes=notes,
+                       summaries=tuple(_summary(i, size) for i in range(n_sum)),
                        observations=observations, full=observations[:n_full], raw=_raw(n_raw))
 
 
@@ -91,7 +92,8 @@ def _omitted(block, layer: str) -> int:
 @given(data=context_data(), budget=st.integers(500, 10_000))
 def test_packing_respects_the_budget_priorities_and_counts(data, budget):
     block = pack(data, budget)
-    available = {"notes": len(data.notes), "summaries": len(data.summaries), "index": len(data.observations),
+    available = {"notes": len(data.notes), "summaries": len(data.summaries),
+                 "index": len(data.observations),
                  "details": len(data.full),
                  "raw": sum(1 + len(s.events) for s in data.raw)}
     if not any(available.values()):
@@ -133,7 +135,8 @@ def test_layers_come_in_priority_order_with_token_figures():
     block = pack(data, 9000)
     text = block.text
     positions = [text.index(title) for title in (
-        "## What the user asked memlite to remember", "## Recent session summaries", "## Activity index", "## Latest observations in full",
+        "## What the user asked memlite to remember", "## Recent session summaries",
+        "## Activity index", "## Latest observations in full",
         "## Recent activity (raw, not yet compressed; newest first)")]
     assert positions == sorted(positions)
     assert [info.name for info in block.layers] == list(LAYER_ORDER)
