@@ -12,13 +12,22 @@ front that it is reference data recalled from earlier sessions, not instructions
 Code's docs warn that imperative "system" text trips prompt-injection defences). Layers,
 in priority order:
 
+0. ``notes``: what the user explicitly asked memlite to remember ("remember: we never
+   deploy on Fridays"; ``memlite.storage.notes``), the newest NOTE_COUNT live ones, each
+   text once, in the user's words. First because the user said so: a chat-only session
+   that only said "remember ..." would otherwise rank after every session of work. A
+   note is not repeated in the index or the details.
 1. ``summaries``: SUMMARY_COUNT session summaries (request, completed, learned, next
    steps): the latest of sessions that did work first, then chat-only ones (see
    ``ranked_summaries``).
-2. ``index``: one line per observation for the latest OBSERVATION_COUNT observations
-   (id, time, type, title, files). Superseded observations are left out (DESIGN §1: a
+2. ``index``: OBSERVATION_COUNT lines, newest first: one per observation (id, time,
+   type, title, files), except that a session's reads and searches (rules observations)
+   are collapsed into one line and one session's own lines are capped, its older ones
+   one line too (``memlite.context_index``: a long session of reads must not push every
+   decision and fix out). Superseded observations are left out (DESIGN §1: a
    plain rules observation replaced by the AI's is a link, not a delete).
-3. ``details``: narrative, facts and files of the latest FULL_OBSERVATION_COUNT.
+3. ``details``: narrative, facts and files of FULL_OBSERVATION_COUNT observations: the
+   newest that carry signal, a few per session (``context_index.pick_details``).
 4. ``raw``: "Recent activity (raw, not yet compressed)": the project's events that no
    observer has turned into observations yet (status ``pending``), grouped by session
    with its prompts: files read and changed, commands run, failures; and the newest
@@ -56,6 +65,16 @@ from typing import Any
 import apsw
 import attrs
 
+from memlite.context_index import (
+    INDEX_SCAN,
+    Collapsed,
+    Head,
+    collapsed_item,
+    pick_details,
+    plan_index,
+    session_counts,
+    window,
+)
 from memlite.context_text import (  # the stdlib half: the hook renders with it too
     CLOSE_TAG,
     LAYER_ORDER,
@@ -75,9 +94,10 @@ from memlite.context_text import layer_text as _layer_text
 from memlite.context_text import line as _line
 from memlite.context_text import when as _when
 from memlite.project import resolve_project
+from memlite.storage.notes import NOTE_CONCEPT, live_notes
 from memlite.storage.observing import health_line
 from memlite.storage.ranked import ranked_summaries
-from memlite.storage.reads import recent_observations
+from memlite.storage.reads import _all as read_all
 from memlite.storage.records import Observation, Summary
 
 __all__ = [
@@ -127,8 +147,9 @@ class ContextData:
     """What the block is built from, newest first in each list."""
 
     project: str
+    notes: tuple[Observation, ...] = ()  # what the user asked to remember
     summaries: tuple[Summary, ...] = ()
-    observations: tuple[Observation, ...] = ()  # the index
+    observations: tuple[Observation | Collapsed, ...] = ()  # the index
     full: tuple[Observation, ...] = ()  # shown in full
     raw: tuple[RawSession, ...] = ()
 
@@ -180,6 +201,13 @@ class ContextBlock:
 # --- items of each layer --------------------------------------------------------------------
 
 
+MAX_NOTE_LINE = 300
+
+
+def _note_item(o: Observation) -> str:
+    return f"- {_when(o.created_at)} (#{o.id}) {_line(o.title, MAX_NOTE_LINE)}"
+
+
 def _summary_item(s: Summary) -> str:
     lines = [f"- {_when(s.created_at)} (summary #{s.id}): {_line(s.request) or '(no request)'}"]
     for label, value in (("investigated", s.investigated), ("learned", s.learned),
@@ -189,7 +217,9 @@ def _summary_item(s: Summary) -> str:
     return "\n".join(lines)
 
 
-def _index_item(o: Observation) -> str:
+def _index_item(o: Observation | Collapsed) -> str:
+    if isinstance(o, Collapsed):
+        return collapsed_item(o)
     files = tuple(dict.fromkeys((*o.files_modified, *o.files_read)))
     tail = f" — {_files(files, o.project)}" if files else ""
     kind, title = _line(o.type, 40), _line(o.title, MAX_TITLE)
@@ -226,6 +256,7 @@ def _layer_items(data: ContextData) -> dict[str, list[str]]:
     for session in data.raw:
         raw.extend(_raw_items(session, data.project))
     return {
+        "notes": [_note_item(o) for o in data.notes],
         "summaries": [_summary_item(s) for s in data.summaries],
         "index": [_index_item(o) for o in data.observations],
         "details": [_detail_item(o) for o in data.full],
@@ -275,6 +306,9 @@ WHERE s.project = ? AND EXISTS (
 ORDER BY s.started_at DESC LIMIT ?
 """
 
+NOTE_COUNT = 10
+"""At most this many notes (``memlite.storage.notes``), the newest live ones, are shown."""
+
 UNANSWERED_SESSIONS = 3
 """At most this many sessions whose last prompt nothing answered or ended (the CLI killed
 mid-turn: no Stop, no SessionEnd, so no summary will ever be made) are shown in the raw
@@ -313,19 +347,42 @@ def _raw_sessions(conn: apsw.Connection, project: str, limit: int) -> tuple[RawS
     return tuple(sessions)
 
 
+def _is_note(h: Head) -> bool:
+    return h.backend == "rules" and h.type == "decision" and \
+        f'"{NOTE_CONCEPT}"' in h.concepts_json
+
+
+def _records(conn: apsw.Connection, ids: list[int]) -> dict[int, Observation]:
+    """The full records of ``ids`` (one read)."""
+    if not ids:
+        return {}
+    found = read_all(conn, Observation, "WHERE id IN (SELECT value FROM json_each(?))",
+                     ("[" + ",".join(str(i) for i in dict.fromkeys(ids)) + "]",))
+    return {o.id: o for o in found}
+
+
 def load_context_data(
     conn: apsw.Connection, project: str, *, summary_count: int, observation_count: int,
     full_count: int, raw_count: int | None = None,
 ) -> ContextData:
     """Read what the block of ``project`` (a project root, already resolved) draws from."""
-    observations = tuple(recent_observations(conn, project, limit=max(observation_count,
-                                                                      full_count)))
+    notes = live_notes(conn, project, limit=NOTE_COUNT)
+    wanted = max(observation_count, full_count)
+    heads = [h for h in window(conn, project, max(INDEX_SCAN, wanted + len(notes)))
+             if not _is_note(h)] if wanted > 0 else []
+    index = plan_index(heads, observation_count)
+    session_counts(conn, index)
+    details = pick_details(heads, full_count)
+    full = _records(conn, [h.id for h in (*index, *details) if isinstance(h, Head)])
     return ContextData(
         project=project,
+        notes=notes,
         summaries=ranked_summaries(conn, project, limit=summary_count)
         if summary_count > 0 else (),
-        observations=observations[:observation_count],
-        full=observations[:full_count],
+        # (a record deleted between the two reads is left out, not an error)
+        observations=tuple(full[e.id] if isinstance(e, Head) else e for e in index
+                           if not isinstance(e, Head) or e.id in full),
+        full=tuple(full[h.id] for h in details if h.id in full),
         raw=_raw_sessions(conn, project,
                           observation_count if raw_count is None else raw_count),
     )

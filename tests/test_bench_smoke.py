@@ -43,3 +43,13 @@ def test_summary_benchmark_runs_small():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "## Summaries (issue 13)" in result.stdout
     assert "| **Stop → summary stored, AI backend (fake CLI)** |" in result.stdout
+
+
+def test_context_flood_benchmark_runs_small():
+    # --base is this tree too: the script's run is checked here, not the figures.
+    result = subprocess.run(
+        [sys.executable, "bench/bench_context_flood.py", "--base", str(REPO), "--rounds", "1",
+         "--builds", "2"], cwd=REPO, capture_output=True, text=True, timeout=540)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "## SessionStart context after a flood of reads (round 7)" in result.stdout
+    assert "| after |" in result.stdout and "| before |" in result.stdout

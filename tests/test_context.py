@@ -70,10 +70,13 @@ def context_data(draw):
     n_obs = draw(st.integers(0, 60))
     n_full = draw(st.integers(0, min(n_obs, 8)))
     n_raw = draw(st.integers(0, 30))
+    n_notes = draw(st.integers(0, 10))
     size = draw(st.sampled_from([5, 80, 600, 3000]))
     observations = tuple(_obs(i, narrative="n" * size, files=draw(st.integers(0, 12)))
                          for i in range(n_obs, 0, -1))
-    return ContextData(project="/p", summaries=tuple(_summary(i, size) for i in range(n_sum)),
+    notes = tuple(_obs(1000 + i, title="remember " * (size // 9 + 1)) for i in range(n_notes))
+    return ContextData(project="/p", notes=notes,
+                       summaries=tuple(_summary(i, size) for i in range(n_sum)),
                        observations=observations, full=observations[:n_full], raw=_raw(n_raw))
 
 
@@ -89,7 +92,8 @@ def _omitted(block, layer: str) -> int:
 @given(data=context_data(), budget=st.integers(500, 10_000))
 def test_packing_respects_the_budget_priorities_and_counts(data, budget):
     block = pack(data, budget)
-    available = {"summaries": len(data.summaries), "index": len(data.observations),
+    available = {"notes": len(data.notes), "summaries": len(data.summaries),
+                 "index": len(data.observations),
                  "details": len(data.full),
                  "raw": sum(1 + len(s.events) for s in data.raw)}
     if not any(available.values()):
@@ -125,12 +129,14 @@ def test_budget_is_exact_at_every_default_setting_combination():
 
 
 def test_layers_come_in_priority_order_with_token_figures():
-    data = ContextData(project="/p/shop", summaries=(_summary(1),),
+    data = ContextData(project="/p/shop", notes=(_obs(3, title="we never deploy on Fridays"),),
+                       summaries=(_summary(1),),
                        observations=(_obs(2), _obs(1)), full=(_obs(2),), raw=_raw(2))
     block = pack(data, 9000)
     text = block.text
     positions = [text.index(title) for title in (
-        "## Recent session summaries", "## Activity index", "## Latest observations in full",
+        "## What the user asked memlite to remember", "## Recent session summaries",
+        "## Activity index", "## Latest observations in full",
         "## Recent activity (raw, not yet compressed; newest first)")]
     assert positions == sorted(positions)
     assert [info.name for info in block.layers] == list(LAYER_ORDER)

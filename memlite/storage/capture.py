@@ -6,6 +6,8 @@ savepoint, so the event row and its effects (session started or resumed, prompt 
 session completed) are committed together or not at all. That is what makes replays
 safe: if the event row already exists, its effects were applied with it, so a replay
 (a spool drained twice, a hook retrying after a lost reply) writes nothing at all.
+A prompt that asks to remember something ("remember: we never deploy on Fridays") is
+stored with its note, an observation of its own (``storage.notes``), in the same change.
 
 Sessions are never a precondition (DESIGN §7: never lose an event because SessionStart
 was missed): an event of an unknown session creates it, with whatever details the event
@@ -16,6 +18,7 @@ for callers whose whole point is an existing session (``/api/summarize``,
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +26,7 @@ import apsw
 import attrs
 
 from memlite.errors import NotFound
+from memlite.storage.notes import record_note
 from memlite.storage.sqlvalue import integer
 from memlite.storage.writes import (
     complete_session,
@@ -33,6 +37,8 @@ from memlite.storage.writes import (
 )
 
 __all__ = ["HookEventStored", "record_hook_event"]
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -76,6 +82,19 @@ def _ended_after(conn: apsw.Connection, session_id: str, at_ms: int | None) -> b
     rows = conn.execute("SELECT completed_at_epoch FROM sessions WHERE id = ? AND status = "
                         "'completed'", (session_id,)).fetchall()
     return bool(rows) and rows[0][0] is not None and integer(rows[0][0]) > at_ms
+
+
+def _note(conn: apsw.Connection, session_id: str, event_id: int, prompt_text: str,
+          at_ms: int | None) -> None:
+    """Store the prompt's note, if it asks for one, in a savepoint of its own: a note
+    that cannot be stored is logged and never costs the prompt or its event."""
+    try:
+        with conn:
+            record_note(conn, session_id=session_id, event_id=event_id,
+                        prompt_text=prompt_text, at_ms=at_ms)
+    except Exception:  # noqa: BLE001 - the event and prompt matter more than the note
+        log.exception("session %s: the note of prompt event %d was not stored", session_id,
+                      event_id)
 
 
 def record_hook_event(
@@ -134,8 +153,11 @@ def record_hook_event(
         _fill_session(conn, session_id, details)
     prompt_id = None
     if prompt_text is not None:
-        prompt_id = insert_prompt(conn, session_id=session_id, prompt_text=prompt_text,
-                                  at_ms=at_ms).id
+        prompt = insert_prompt(conn, session_id=session_id, prompt_text=prompt_text,
+                               at_ms=at_ms)
+        prompt_id = prompt.id
+        if prompt.created and prompt_text:  # "remember: ..." (storage.notes)
+            _note(conn, session_id, event.id, prompt_text, at_ms)
     if complete:
         complete_session(conn, session_id, at_ms=at_ms)
     return HookEventStored(event_id=event.id, created=True, session_created=not known,

@@ -21,7 +21,9 @@ RANKED_SUMMARIES = 200
 _RANKED_SQL = """
 WHERE id IN (SELECT id FROM summaries WHERE project = ?1
              ORDER BY created_at_epoch DESC, id DESC LIMIT ?3)
-ORDER BY (EXISTS (SELECT 1 FROM observations AS o WHERE o.session_id = summaries.session_id)
+ORDER BY (EXISTS (SELECT 1 FROM observations AS o WHERE o.session_id = summaries.session_id
+                  AND NOT (o.backend = 'rules' AND o.type = 'decision'
+                           AND o.concepts LIKE '%"user-note"%'))
           OR EXISTS (SELECT 1 FROM events AS e WHERE e.session_id = summaries.session_id
                      AND e.event_name IN ('PostToolUse', 'PostToolUseFailure'))) DESC,
          created_at_epoch DESC, id DESC
@@ -34,7 +36,9 @@ def ranked_summaries(conn: apsw.Connection, project: str, *,
     """The ``limit`` summaries a new session is shown: those of sessions that did work
     first, newest first, then the others (newest first).
 
-    A session "did work" when it has an observation or a tool event. A chat-only session
+    A session "did work" when it has an observation or a tool event; a note ("remember:
+    X", ``storage.notes``) is not work: the block shows it in its own layer, so a session
+    that only said "remember ..." is still chat-only here. A chat-only session
     ("what did we do last time?") still gets a summary, but it says nothing a next
     session can build on; ranked by time alone, two or three such questions would push
     every summary of real work out of SUMMARY_COUNT. Only the newest ``RANKED_SUMMARIES``
