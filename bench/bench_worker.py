@@ -165,26 +165,32 @@ def embedded(port: int, data_dir: str, count: int, timeout: float = 600.0) -> No
                   f"the worker did not embed {count} observations", timeout)
 
 
+_SEED = """
+import random, sys
+from memlite import storage
+rng = random.Random(3)
+words = [f"{a}{b}" for a in ("parse", "cache", "flush", "lock", "token", "route")
+         for b in ("er", "ing", "ed", "s", "", "able", "ment")]
+conn = storage.connect(sys.argv[1])
+with conn:
+    for i in range(int(sys.argv[2])):
+        storage.insert_observation(conn, storage.NewObservation(
+            session_id=f"s{i // 20}", project="/repo/bench", type="discovery",
+            title=" ".join(rng.choices(words, k=8)),
+            narrative=" ".join(rng.choices(words, k=180))))
+conn.close()
+"""
+
+
 def backlog_run(count: int = BACKLOG) -> tuple[int, float, float, dict[str, float]]:
     """RSS (KiB) of a worker that embedded ``count`` long observations at its start, the
     seconds and the worker's CPU seconds from readiness until they were embedded, and
     its resident memory by kind (MB)."""
-    import random
-
-    from memlite import storage
-
-    rng = random.Random(3)
-    words = [f"{a}{b}" for a in ("parse", "cache", "flush", "lock", "token", "route")
-             for b in ("er", "ing", "ed", "s", "", "able", "ment")]
     with tempfile.TemporaryDirectory(prefix="memlite-bench-worker-") as tmp:
-        conn = storage.connect(tmp)
-        with conn:
-            for i in range(count):
-                storage.insert_observation(conn, storage.NewObservation(
-                    session_id=f"s{i // 20}", project="/repo/bench", type="discovery",
-                    title=" ".join(rng.choices(words, k=8)),
-                    narrative=" ".join(rng.choices(words, k=180))))
-        conn.close()
+        # Written by the measured revision's own code (``code_of``'s PYTHONPATH): a
+        # database of a newer schema is refused by an older worker.
+        subprocess.run([sys.executable, "-c", _SEED, tmp, str(count)], env=dict(os.environ),
+                       check=True)
         port = free_port()
         env = {**os.environ, "MEMLITE_DATA_DIR": tmp, "MEMLITE_WORKER_PORT": str(port),
                "MEMLITE_EMBEDDER": "auto"}
