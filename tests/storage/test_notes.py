@@ -5,17 +5,10 @@ from __future__ import annotations
 import pytest
 
 from memlite.context import NOTE_COUNT, build_context
-from memlite.storage import NewObservation, NewSummary, connect, insert_observation
+from memlite.storage import NewObservation, NewSummary, insert_observation
 from memlite.storage import capture as capture_module
 from memlite.storage.capture import record_hook_event
 from memlite.storage.notes import NOTE_CONCEPT, live_notes
-
-
-@pytest.fixture
-def db(data_dir):
-    conn = connect(data_dir)
-    yield conn
-    conn.close()
 
 
 @pytest.fixture
