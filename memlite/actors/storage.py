@@ -355,7 +355,7 @@ class StorageActor:
                     nursery.start_soon(self._cut_batch_on_cancel, name="storage:stop-watch")
                     with Mailbox("storage", size=self.mailbox_size) as mailbox:
                         task_status.started(mailbox.ref)
-                        nursery.start_soon(self._relink, name="storage:relink")
+                        nursery.start_soon(self._relink, conn, name="storage:relink")
                         async for first in mailbox:
                             batch = [first,
                                      *mailbox.receive_nowait_batch(self.max_batch - 1)]
@@ -372,10 +372,14 @@ class StorageActor:
             finally:
                 await checkpointer.aclose()  # first, so the writer closes last
 
-    async def _relink(self) -> None:
+    async def _relink(self, conn: apsw.Connection) -> None:
         """Run a scheduled supersession replay beside the loop (see Lifecycle); it never
         fails the actor (``relink.resume`` logs its own errors and retries at the next
-        start). Cancelled, it sets the thread's stop flag and waits for it to return."""
+        start). Cancelled, it sets the thread's stop flag and waits for it to return.
+        Nothing scheduled (every start but the first after an upgrade): one ``meta`` read
+        on the actor's connection, no second connection opened."""
+        if await conn.async_run(relink.pending, conn) is None:  # type: ignore[attr-defined]
+            return
         stop = threading.Event()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_set_when_cancelled, stop)

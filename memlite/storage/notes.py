@@ -126,14 +126,14 @@ def record_note(conn: apsw.Connection, *, session_id: str, event_id: int, prompt
     """Store the note ``prompt_text`` asks for, if any (see the module docstring); the
     observation's id, or None. Run in the prompt's transaction (``storage.capture``)."""
     found = request(prompt_text)
+    if found is None and not _CHANGE.search(prompt_text):
+        return None  # the common case: no cue, no correction: nothing read
     rows = conn.execute("SELECT project, branch, commit_sha FROM sessions WHERE id = ?",
                         (session_id,)).fetchall()
     if not rows or not rows[0][0]:
         return None
     project, branch, commit_sha = (str(v) if v is not None else None for v in rows[0])
     assert project is not None
-    if found is None and not _CHANGE.search(prompt_text):
-        return None  # the common case: no cue, no correction: no read of the notes
     notes = live_notes(conn, project, limit=NOTE_SCAN)
     supersedes: list[int] = []
     if found is None:
