@@ -18,6 +18,7 @@ import time
 import apsw
 import pytest
 import trio.testing
+from gitrepo import git_project
 from leakcheck import descendant_pids
 
 
@@ -61,6 +62,12 @@ def data_dir(tmp_path, monkeypatch, model_cache):
     # tests of semantic search turn it on themselves.
     monkeypatch.setenv("MEMLITE_EMBEDDER", "none")
     return path
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project root (a git work tree) named ``payments``, as a string."""
+    return git_project(tmp_path / "payments")
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from gitrepo import git_project
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -184,13 +185,6 @@ def db(data_dir):
     conn.close()
 
 
-def _git_project(root) -> str:
-    (root / ".git").mkdir(parents=True)
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    (root / "src").mkdir()
-    return str(root)
-
-
 def _seed(conn, session_id, project, *, n_obs=3, at=1_000, title="work"):
     start_session(conn, session_id=session_id, project=project, at_ms=at)
     ids = []
@@ -202,13 +196,13 @@ def _seed(conn, session_id, project, *, n_obs=3, at=1_000, title="work"):
 
 
 def test_empty_database_gives_an_empty_block_with_a_reason(db, tmp_path):
-    block = build_context(db, str(_git_project(tmp_path / "empty")))
+    block = build_context(db, str(git_project(tmp_path / "empty", src=True)))
     assert block.text == "" and "no memory" in block.reason
 
 
 def test_scoped_to_the_git_top_level_not_the_folder_name(db, tmp_path):
-    one = _git_project(tmp_path / "a" / "api")
-    two = _git_project(tmp_path / "b" / "api")  # same folder name, another project
+    one = git_project(tmp_path / "a" / "api", src=True)
+    two = git_project(tmp_path / "b" / "api", src=True)  # same folder name, another project
     _seed(db, "s1", one, title="alpha")
     _seed(db, "s2", two, title="beta")
     block = build_context(db, os.path.join(one, "src"))  # a subfolder: same project
@@ -217,7 +211,7 @@ def test_scoped_to_the_git_top_level_not_the_folder_name(db, tmp_path):
 
 
 def test_superseded_observations_are_left_out(db, tmp_path):
-    project = _git_project(tmp_path / "p")
+    project = git_project(tmp_path / "p", src=True)
     old, = _seed(db, "s1", project, n_obs=1, title="plain rules version")
     insert_observation(db, NewObservation(session_id="s1", project=project, type="change",
                                           title="ai version", supersedes=(old,)))
@@ -226,7 +220,7 @@ def test_superseded_observations_are_left_out(db, tmp_path):
 
 
 def test_summaries_and_raw_activity_before_observations_exist(db, tmp_path):
-    project = _git_project(tmp_path / "p")
+    project = git_project(tmp_path / "p", src=True)
     start_session(db, session_id="s1", project=project, at_ms=1_000)
     insert_prompt(db, session_id="s1", prompt_text="Rename the greeting", at_ms=1_001)
     insert_event(db, session_id="s1", event_name="PostToolUse", tool_name="Read",
@@ -248,7 +242,7 @@ def test_summaries_and_raw_activity_before_observations_exist(db, tmp_path):
 
 
 def test_cli_prints_the_same_block(db, tmp_path, data_dir):
-    project = _git_project(tmp_path / "p")
+    project = git_project(tmp_path / "p", src=True)
     _seed(db, "s1", project, title="visible in cli")
     expected = build_context(db, project).text
     out = subprocess.run([sys.executable, "-m", "memlite", "context", "--project", project],
@@ -258,7 +252,7 @@ def test_cli_prints_the_same_block(db, tmp_path, data_dir):
 
 
 def test_build_time_at_10k_observations(db, tmp_path, capsys):
-    project = _git_project(tmp_path / "big")
+    project = git_project(tmp_path / "big", src=True)
     start_session(db, session_id="big", project=project, at_ms=1)
     with db:
         for i in range(10_000):
@@ -283,7 +277,7 @@ def test_build_time_at_10k_observations(db, tmp_path, capsys):
 def seeded_db(tmp_path_factory):
     """One project with 120 observations (some superseded), 8 summaries, raw events."""
     root = tmp_path_factory.mktemp("ctx")
-    project = _git_project(root / "proj")
+    project = git_project(root / "proj", src=True)
     conn = connect(root / "data")
     with conn:
         ids = _seed(conn, "s1", project, n_obs=120, title="long title " * 8)
@@ -364,7 +358,7 @@ def _chat_only(conn, session_id, project, at):
 
 
 def test_chat_only_summaries_rank_below_summaries_of_real_work(db, tmp_path):
-    project = _git_project(tmp_path / "p")
+    project = git_project(tmp_path / "p", src=True)
     for n in range(3):  # three sessions of real work, then three chat-only questions
         _seed(db, f"work{n}", project, n_obs=1, at=1_000 * (n + 1), title=f"job{n}")
         insert_summary(db, NewSummary(session_id=f"work{n}", project=project,
@@ -399,7 +393,7 @@ def _prompt_event(conn, session_id: str, text: str, at: int) -> None:
 def test_a_session_killed_mid_turn_shows_its_prompt_in_the_raw_layer(db, tmp_path):
     """The CLI SIGKILLed mid-turn (round 7's trial): no Stop, no SessionEnd, its one tool
     event already observed. Old code: its prompt never reached the next session."""
-    project = _git_project(tmp_path / "p")
+    project = git_project(tmp_path / "p", src=True)
     _seed(db, "killed", project, n_obs=1, at=1_000, title="Read client.py")
     _prompt_event(db, "killed", "the settlement batch must retry 5 times", 1_001)
     start_session(db, session_id="answered", project=project, at_ms=2_000)
@@ -418,7 +412,7 @@ def test_a_session_killed_mid_turn_shows_its_prompt_in_the_raw_layer(db, tmp_pat
 
 def test_only_the_newest_unanswered_sessions_are_shown(db, tmp_path):
     from memlite.context import UNANSWERED_SESSIONS
-    project = _git_project(tmp_path / "p")
+    project = git_project(tmp_path / "p", src=True)
     for i in range(UNANSWERED_SESSIONS + 2):
         start_session(db, session_id=f"k{i}", project=project, at_ms=1_000 + 10 * i)
         _prompt_event(db, f"k{i}", f"killed prompt {i}", 1_001 + 10 * i)

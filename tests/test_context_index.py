@@ -21,14 +21,6 @@ def db(data_dir):
     conn.close()
 
 
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "payments"
-    (root / ".git").mkdir(parents=True)
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    return str(root)
-
-
 def _earlier_work(db, project):
     start(db, session_id="early", project=project, at_ms=1_000)
     for k, (kind, title) in enumerate((

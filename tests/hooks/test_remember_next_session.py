@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import json
 
+from gitrepo import git_project
 from hookrun import HOOK_TIMEOUT, fixture_bytes, query, run_hook, wait_until
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-
-
-def _git_project(root) -> str:
-    (root / ".git").mkdir(parents=True)
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    return str(root)
 
 
 def _hook(env, name, **changes):
@@ -40,7 +35,7 @@ def _session(env, sid, cwd, prompt, reads=()):
 
 def test_a_remembered_rule_is_the_first_thing_the_next_session_reads(
         worker, hook_env, data_dir, tmp_path):
-    cwd = _git_project(tmp_path / "payments")
+    cwd = git_project(tmp_path / "payments")
     _session(hook_env, "chat-remember", cwd,
              f"remember: we never deploy on Fridays (the token {SECRET} is for CI only)")
     for k in range(3):

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from memlite.context import NOTE_COUNT, build_context
 from memlite.storage import NewObservation, NewSummary, insert_observation
 from memlite.storage import capture as capture_module
 from memlite.storage.capture import record_hook_event
 from memlite.storage.notes import NOTE_CONCEPT, live_notes
-
-
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "payments"
-    (root / ".git").mkdir(parents=True)
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    return str(root)
 
 
 def _say(db, session_id, project, prompt, at):
