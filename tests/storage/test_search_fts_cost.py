@@ -163,3 +163,27 @@ def test_same_answers_at_the_split_on_a_generated_corpus(db, add_observation, mo
         assert listed.coverage == coverage_row_by_row(db, text, listed.ids)
         if listed.facts:
             assert listed.facts == engine._facts(db, listed.ids)
+
+
+def test_the_project_check_with_superseded_rows_reads_each_row_once(db, add_observation):
+    """With superseded rows included (a hybrid search's lists), the project check reads
+    each id's row by its rowid: one lookup an id, where the index form sought the
+    ``(project, superseded_by)`` index twice (live, then superseded). Same ids."""
+    from memlite.storage.filters import passing
+
+    ids = populate(db, add_observation, n=20)
+    other = populate(db, add_observation, n=4, project="/repo/b")
+    db.execute("UPDATE observations SET superseded_by = ? WHERE id IN (?, ?)",
+               (ids[5], ids[0], ids[1]))
+    asked = [*ids, *other, 99_999]
+    seen: list[str] = []
+    db.exec_trace = lambda _c, sql, _b: seen.append(sql) or True
+    try:
+        got = passing(db, asked, Filters(project="/repo/a", include_superseded=True))
+    finally:
+        db.exec_trace = None
+    assert got == set(ids)
+    assert got == passing(db, asked, Filters(project="/repo/a")) | {ids[0], ids[1]}
+    assert len(seen) == 1 and "UNION" not in seen[0]
+    plan = db.execute("EXPLAIN QUERY PLAN " + seen[0], ("[1]", "/repo/a")).fetchall()
+    assert any("INTEGER PRIMARY KEY" in row[-1] for row in plan)
