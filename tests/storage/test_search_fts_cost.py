@@ -187,3 +187,55 @@ def test_the_project_check_with_superseded_rows_reads_each_row_once(db, add_obse
     assert len(seen) == 1 and "UNION" not in seen[0]
     plan = db.execute("EXPLAIN QUERY PLAN " + seen[0], ("[1]", "/repo/a")).fetchall()
     assert any("INTEGER PRIMARY KEY" in row[-1] for row in plan)
+
+
+# --- reads needing no vector happen while the query is still being embedded ------------
+
+
+def test_reads_needing_no_vector_come_while_the_query_is_still_being_embedded(
+        db, add_observation, monkeypatch):
+    """The embedding is still running when full text is done (the pool thread waits for
+    it, so it is not scoring yet): the search's thread reads the file lists and the
+    full-text ids' facts before it waits for the vector (the old code read them only
+    while the pool thread scored, so here after the KNN). Same answer."""
+    import threading
+
+    from memlite.storage import vector_job
+
+    populate(db, add_observation)
+    text, filters, vector = "cache src/retry.py", Filters(project="/repo/a"), query_vector()
+    expected = [(h.observation.id, round(h.score, 9)) for h in
+                search(db, text, filters=filters, query_vector=vector).hits]
+    events: list[str] = []
+    read = threading.Event()
+    real_facts, real_files = engine._facts, engine._file_lists
+
+    def facts(conn, ids):
+        events.append("facts")
+        read.set()
+        return real_facts(conn, ids)
+
+    def files(*args, **kwargs):
+        events.append("files")
+        return real_files(*args, **kwargs)
+
+    def source():  # the embedding: done once the search's thread has read what it can
+        read.wait(10)
+        events.append("vector")
+        return vector, None
+
+    monkeypatch.setattr(engine, "_facts", facts)
+    monkeypatch.setattr(engine, "_file_lists", files)
+    jobs: list[vector_job.VectorJob] = []
+    real_start = vector_job.start
+
+    def start(*args, **kwargs):
+        job = real_start(*args, **kwargs)
+        jobs.append(job)
+        return job
+
+    monkeypatch.setattr(engine.vector_job, "start", start)
+    outcome = search(db, text, filters=filters, query_vector=source)
+    assert jobs and jobs[0] is not None
+    assert events[:2] == ["files", "facts"] and "vector" in events[2:]
+    assert [(h.observation.id, round(h.score, 9)) for h in outcome.hits] == expected
