@@ -48,9 +48,10 @@ from memlite.storage.search import Filters, search
 SECTION = "## Search index (issue 14)"
 BEFORE = "fd33f7a"
 """The commit whose index is measured as "before" (main when this round started)."""
-MAIN = "1cd39da"
-"""The commit whose hybrid search (its full-text list, KNN job and fusion's reads, loaded
-from git) is measured as "main" (main when this round started)."""
+MAIN = "b4a6995"
+"""The commit whose hybrid search (its full-text list with its split and filter checks,
+KNN job and fusion's reads, loaded from git) is measured as "main" (main when this round
+started)."""
 PREVIOUS = "4ea80d7"
 """The commit whose ``search()`` (lists in turn, fusion's reads from SQLite) the hybrid
 rows compare with (main before the vector side overlapped full text)."""
@@ -77,9 +78,10 @@ def _before(name: str, commit: str = BEFORE) -> types.ModuleType | None:
 
 def _main_search(commit: str = MAIN) -> types.ModuleType | None:
     """``memlite.storage.search`` as of ``commit`` with that commit's full-text list
-    (``fts_lists``), KNN job (``vector_job``) and steps after fusion (``search_after``,
-    ``followup``), or None without git. Its other imports are today's modules, unchanged
-    since (``vector_index.passing`` keeps the SQL conditions path that commit called)."""
+    (``fts_lists``, with that commit's ``fts_split`` and filter check when git has them),
+    KNN job (``vector_job``) and steps after fusion (``search_after``, ``followup``), or
+    None without git. Its other imports are today's modules, unchanged since
+    (``vector_index.passing`` keeps the SQL conditions path that commit called)."""
     search_then = _before("search", commit)
     fts_then = _before("fts_lists", commit)
     job_then = _before("vector_job", commit)
@@ -88,6 +90,11 @@ def _main_search(commit: str = MAIN) -> types.ModuleType | None:
     if None in (search_then, fts_then, job_then, after_then, followup_then):
         return None
     assert search_then and fts_then and job_then and after_then and followup_then
+    split_then = _before("fts_split", commit)
+    filters_then = _before("filters", commit)
+    if split_then is not None and filters_then is not None:  # its full-text list whole
+        fts_then.fts_split = split_then
+        fts_then.passing = filters_then.passing
     search_then.fts_list = fts_then.fts_list
     search_then.vector_job = job_then
     for name in ("current_in_place", "superseded_last", "that_day_first"):
@@ -335,6 +342,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
         pool.shutdown()
     out["parts"] = parts(conn, qs, qvecs, project)
     out["fts_cost"] = fts_cost(conn, qs, project)
+    out["fts_pieces"] = fts_pieces(conn, qs, project)
     out["fts_overlap10"] = float(np.mean(overlap_fts))
     out["hybrid_overlap10"] = float(np.mean(overlap_hybrid)) if overlap_hybrid else None
     out["search"] = {key: (_p(v, 0.5), _p(v, 0.95)) for key, v in samples.items()}
@@ -391,11 +399,10 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         row("hybrid", "main", f"`{MAIN}` (main before this change): embedding meanwhile, "
             "then the KNN, both on other threads while full text runs (the HTTP API's "
             "path)", "(included)"),
-        row("hybrid", "now", "**now: the same path, coverage in one tokenizer call, the "
-            "KNN's filter from the project index, reads needing no vector before the "
-            "KNN's result when it is still scored, the KNN scored by whichever thread has "
-            "the vector first, the reader memory-mapped (a file over 64 MB)**",
-            "(included)"),
+        row("hybrid", "now", "**now: the same path; a one-term query's coverage without "
+            "reading its rows, the coverage's read bringing the fusion's facts of its rows, "
+            "the most-rows check newest first and stopped past half the window, the "
+            "project check of a list with superseded rows by rowid**", "(included)"),
         row("hybrid", "now-2t", f"now, MiniLM on 2 intra-op threads instead of "
             f"{r['threads']} (the default on this machine)", "(included)"),
     ]
@@ -466,6 +473,8 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         _bar(s, load[1], r["cpu"], r["parts"]["whole search()"][1]),
         "",
         _why_fts_costs_more(r),
+        "",
+        _fts_pieces_text(r),
     ])
 
 
@@ -559,3 +568,74 @@ def _why_fts_costs_more(r: dict) -> str:
             f"the 50 rows read and tokenized) {coverage * 1000:.2f} ms, and {contention}; "
             "the rest of the gap to the breakdown's figure is the load of the moment (CPU "
             "time grows on a busy 2-CPU machine).")
+
+
+FTS_PIECES = (
+    ("term counts (the split's plan: one capped count a term)", "fts_split", "_count"),
+    ("most-rows checks (frequent terms, newest 2,000 rows)", "fts_split", "_in_most_rows"),
+    ("newest floor (a query with no selective term)", "fts_split", "newest_floor"),
+    ("BM25 queries (selective, both; or the whole query)", "fts_lists", "_pairs"),
+    ("filter checks of the top ids", "fts_lists", "_passing"),
+    ("coverage: rows read and tokenized", "fts_lists", "_covered"),
+    ("of which the tokenizer call and the split of its tokens", "fts_lists", "_held"),
+)
+
+
+def fts_pieces(conn, qs, project: str, rounds: int = 2) -> dict[str, dict[str, float]]:
+    """Mean CPU (this thread) per list of each piece of the full-text list, as hybrid runs
+    it (50 deep, coverage, superseded rows seen) and as ``mode=fts`` runs it (20 deep):
+    each piece's function wrapped, one warm-up round."""
+    from memlite.storage import fts_lists
+
+    modules = {"fts_split": fts_split, "fts_lists": fts_lists}
+    spent: dict[str, float] = {}
+    saved = [(modules[m], name, getattr(modules[m], name)) for _, m, name in FTS_PIECES]
+
+    def wrap(fn, label):
+        def timed(*args, **kwargs):
+            c0 = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.thread_time() - c0
+        return timed
+
+    for (label, _, _), (owner, name, fn) in zip(FTS_PIECES, saved, strict=True):
+        setattr(owner, name, wrap(fn, label))
+    cases = {"hybrid": (Filters(project=project, include_superseded=True), 50, True),
+             "fts": (Filters(project=project), 20, False)}
+    out: dict[str, dict[str, float]] = {}
+    try:
+        for case, (filters, depth, coverage) in cases.items():
+            total = 0.0
+            for round_ in range(rounds + 1):
+                if round_ == 1:
+                    spent.clear()
+                    total = 0.0
+                for _, text in qs:
+                    c0 = time.thread_time()
+                    fts_lists.fts_list(conn, text, filters, depth, coverage=coverage)
+                    total += time.thread_time() - c0
+            n = rounds * len(qs)
+            out[case] = {"whole list": total / n,
+                         **{label: spent.get(label, 0.0) / n for label, _, _ in FTS_PIECES}}
+    finally:
+        for owner, name, fn in saved:
+            setattr(owner, name, fn)
+    return out
+
+
+def _fts_pieces_text(r: dict) -> str:
+    got = r.get("fts_pieces")
+    if not got:
+        return ""
+
+    def listed(case: str) -> str:
+        return "; ".join(f"{label} {ms * 1000:.2f} ms" for label, ms in got[case].items()
+                         if label == "whole list" or ms >= 0.000005)
+
+    return ("Where the full-text list's own time goes (CPU of this thread, mean per list "
+            "over the 50 queries, 2 rounds after a warm-up; each piece's function timed "
+            f"alone): as hybrid runs it (50 deep, coverage, superseded rows seen): "
+            f"{listed('hybrid')}. As `mode=fts` runs it (20 deep): {listed('fts')}. The "
+            "rest of a list is Python between the pieces (the query's terms, the merge).")

@@ -28,6 +28,10 @@ from memlite.storage.sqlvalue import integer, text_or_none
 __all__ = ["Listed", "fts_list"]
 
 
+Fact = tuple[int, str, str]
+"""``(created_at_epoch, session_id, type)`` of an observation (``search._facts``)."""
+
+
 @attrs.frozen
 class Listed:
     """One ranked list: ids best first, each id's score (``measure``), and for full
@@ -36,6 +40,10 @@ class Listed:
     ids: list[int]
     measure: dict[int, float]
     coverage: dict[int, float] = attrs.field(factory=dict)  # full text: share of terms held
+    facts: dict[int, Fact] = attrs.field(factory=dict)
+    """Full text with coverage: ``(created_at_epoch, session_id, type)`` of the ids whose
+    rows the coverage read (the fusion needs them: no second read of the same rows)."""
+
 
 
 _TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]  # the FTS table's, under porter
@@ -48,7 +56,14 @@ def _tokens(tokenize: Any, text: str) -> list[str]:
     return tokens
 
 
-def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int]) -> dict[int, float]:
+def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int], *,
+              matched: bool = False) -> dict[int, float]:
+    """``_covered``'s shares."""
+    return _covered(conn, text, ids, matched=matched)[0]
+
+
+def _covered(conn: apsw.Connection, text: str, ids: Sequence[int], *,
+             matched: bool = False) -> tuple[dict[int, float], dict[int, Fact]]:
     """For each id, the share of the query's terms (as full text searched them: small
     words dropped, stemmed by the FTS tokenizer) that the observation holds.
 
@@ -56,22 +71,39 @@ def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int]) -> dict[int,
     MATCH restricted to a rowid list still walks every matching row (one query per term
     over 50 ids: ~4 ms at 100k observations). The rows are tokenized in one call
     (``_held``): 1.2 -> 0.6 ms for 50 rows at 100k, the same shares.
+
+    ``matched``: every id is a match of the any-term query (``fts_list``'s hits). When
+    the query then has one term with tokens, each id holds all of it (FTS5 matched that
+    phrase, so its row holds the phrase's tokens): every share is 1.0 and no row is read
+    or tokenized (a third of bench_search's queries: one word).
+
+    Also returns the ``Fact`` of each row it read (``Listed.facts``), read with its text.
     """
     tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
     terms = query_terms(text)
     content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
     phrases = [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
     if not phrases or not ids:
-        return {}
-    rows = [(integer(r[0]), " ".join(text_or_none(f) or "" for f in r[1:]))
-            for r in conn.execute(
-                "SELECT id, title, subtitle, narrative, facts, concepts, files_read, "
-                "files_modified FROM observations WHERE id IN (SELECT value FROM json_each(?))",
-                (json_ids(ids),))]
-    held = _held(tokenize, [text for _, text in rows],
+        return {}, {}
+    if matched and len(phrases) == 1:
+        return dict.fromkeys(ids, 1.0), {}
+    # One string a row, joined by SQLite (the columns are NOT NULL; coalesce keeps the
+    # old "" for a NULL all the same): half the cost of joining them in Python.
+    rows = conn.execute(_ROW_TEXT, (json_ids(ids),)).fetchall()
+    held = _held(tokenize, [text_or_none(r[1]) or "" for r in rows],
                  {token for phrase in phrases for token in phrase})
-    return {oid: sum(1 for p in phrases if tokens.issuperset(p)) / len(phrases)
-            for (oid, _), tokens in zip(rows, held, strict=True)}
+    shares = {integer(r[0]): sum(1 for p in phrases if tokens.issuperset(p)) / len(phrases)
+              for r, tokens in zip(rows, held, strict=True)}
+    return shares, {integer(r[0]): (integer(r[2]), str(r[3]), str(r[4])) for r in rows}
+
+
+_ROW_TEXT = ("SELECT id, " + " || ' ' || ".join(
+    f"coalesce({c}, '')" for c in ("title", "subtitle", "narrative", "facts", "concepts",
+                                   "files_read", "files_modified"))
+             + ", created_at_epoch, session_id, type FROM observations "
+             "WHERE id IN (SELECT value FROM json_each(?))")
+"""The text ``_coverage`` tokenizes: a row's indexed columns, space-separated (as the
+FTS table holds them, files read and modified apart), and the row's ``Fact``."""
 
 
 _BREAK = "memlitexrowxbreak"
@@ -120,8 +152,8 @@ def fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
     if rows is None:
         rows = _fts_joined(conn, query, plan, filters, depth)
     ids = [r[0] for r in rows]
-    return Listed(ids, {r[0]: r[1] for r in rows},
-                   _coverage(conn, text, ids) if coverage else {})
+    shares, facts = _covered(conn, text, ids, matched=True) if coverage else ({}, {})
+    return Listed(ids, {r[0]: r[1] for r in rows}, shares, facts)
 
 
 def _fts_dominant(conn: apsw.Connection, query: str, plan: fts_split.Split | int,

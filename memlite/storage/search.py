@@ -338,16 +338,21 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         if query_vector is not None:  # and the KNN meanwhile, when the index allows
             job = vector_job.start(conn, query_vector, seen_by_lists, depth)
         fts = fts_list(conn, intent.text, seen_by_lists, depth, coverage=True)
-    early: dict[int, tuple[int, str, str]] = {}
+    # The fusion's facts of the full-text hits whose rows the coverage read (with them).
+    early: dict[int, tuple[int, str, str]] = dict(fts.facts) if fts is not None else {}
     files_listed: tuple[list[int], list[int]] | None = None
     if job is not None:
         assert fts is not None  # a job is started in hybrid mode, after which full text ran
-        if job.busy():
-            # What needs no vector, read while the pool thread is still scoring: this
-            # wait then costs no wall time (otherwise it is read in one go, below).
+        if not job.ready():
+            # What needs no vector, read while the query is still being embedded or the
+            # pool thread is still scoring: this wait then costs no wall time (otherwise
+            # it is read in one go, below). Before, only while the pool thread scored:
+            # with the embedding not there yet, the search's thread sat idle and read
+            # these after the KNN (the usual case once full text took less than the
+            # embedding and the KNN).
             files_listed = _file_lists(conn, intent, filters, depth)
-            early = _facts(conn, list(dict.fromkeys([*fts.ids, *files_listed[0],
-                                                      *files_listed[1]])))
+            early.update(_facts(conn, [oid for oid in dict.fromkeys(
+                [*fts.ids, *files_listed[0], *files_listed[1]]) if oid not in early]))
         query_vector, reason_given, scored = job.result()
         no_vector_reason = no_vector_reason or reason_given
     elif callable(query_vector):

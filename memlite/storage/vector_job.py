@@ -100,10 +100,10 @@ class VectorJob:
         vector, reason = self._vector()
         return self._score(vector, reason) if self._claim() else None
 
-    def busy(self) -> bool:
-        """True while the pool thread is scoring (``result()`` would wait for it)."""
-        with self._lock:
-            return self._claimed and not self.future.done()
+    def ready(self) -> bool:
+        """True once the pool thread is through (it scored, or left the KNN to the
+        search's thread): ``result()`` would not wait for the embedding or the KNN."""
+        return self.future.done()
 
     def result(self) -> Outcome:
         if self._claim():  # the pool thread has not started scoring: score here
