@@ -7,7 +7,6 @@ found from the package's location.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,6 @@ __all__ = [
     "resolve_cli",
     "stop_when_idle",
 ]
-
-log = logging.getLogger(__name__)
 
 BUNDLED_CLI = clipath.bundled_path()
 """Where the claude-agent-sdk wheel keeps its CLI (it may be absent: an sdist, the plugin
