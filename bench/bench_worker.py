@@ -217,7 +217,8 @@ MEMORY_NOTE = (
     "Linux, `/proc/<pid>/smaps` and one import at a time): the worker's own modules and "
     'their dependencies ~68 MB (Quart with Flask, Werkzeug, Jinja2 and click ~18 MB, Trio'
     ' ~14 MB, numpy ~12 MB, memlite itself ~7 MB; nothing imported that the worker does '
-    'not use: the agent SDK and the MCP server are imported lazily already); '
+    'not use: the MCP server is imported lazily, the agent SDK never: the AI observer '
+    "speaks the CLI's stream-json protocol itself, see \"Worker serving a session\"); "
     "onnxruntime's library ~26 MB mapped plus ~7 MB at its import; the int8 weights 22.5 "
     "MB (the word table 11.2 MB) and the session around them ~6 MB; memlite's tokenizer "
     'and its vocabulary ~6 MB. Activations: one text at a time (the int8 copy quantizes '
