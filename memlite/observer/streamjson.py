@@ -42,12 +42,14 @@ from memlite.errors import ObserverErrorResult, ObserverProtocolError
 __all__ = [
     "ENTRYPOINT",
     "LineBuffer",
+    "NO_TOOLS",
     "Turn",
     "answer_control",
     "build_argv",
     "build_env",
     "initialize_request",
     "parse_line",
+    "sdk_version",
     "user_message",
 ]
 
