@@ -11,9 +11,11 @@ the AI observer. The part of the protocol the observer uses is small and written
 control request, user messages, ``system/init``, ``assistant`` and ``result`` messages,
 and answers to the three control requests the CLI can ask (``can_use_tool`` is denied,
 ``hook_callback`` and ``mcp_message`` get an error answer: the observer registers no
-hooks and no SDK MCP servers). The CLI binary itself still comes from the claude-agent-sdk
-wheel (``clipath.bundled_cli``, found with ``find_spec``, never imported), so the SDK
-stays a declared dependency; nothing here is copied from its source.
+hooks and no SDK MCP servers; a ``control_cancel_request`` is skipped, since every request
+is answered before the next line is read, so none is ever in flight). The CLI binary
+itself still comes from the claude-agent-sdk wheel (``clipath.bundled_cli``, found with
+``find_spec``, never imported), so the SDK stays a declared dependency; nothing here is
+copied from its source.
 
 Command line and environment are the ones the SDK 0.2.x builds for the observer's locked
 down options (``tools=[]``, ``allowed_tools=[]``, ``setting_sources=[]``, no MCP servers,
@@ -23,8 +25,9 @@ against a capture of the SDK's own run in ``tests/observer/test_streamjson.py``.
 Framing follows the SDK's observed behaviour (STACK.md's failure table): one JSON object
 per line; blank lines and lines that do not start with ``{`` are skipped (some CLI
 builds print debug lines on stdout); a line that starts with ``{`` but does not parse,
-or any line longer than ``max_line`` bytes, is an ``ObserverProtocolError``; unknown
-message types are skipped.
+or any line longer than ``max_line`` bytes (the SDK counts characters; a line never has
+fewer bytes, so this limit is as strict or stricter), is an ``ObserverProtocolError``;
+unknown message types are skipped.
 """
 
 from __future__ import annotations
