@@ -1,6 +1,6 @@
 """The observer's pure parts: prompts, reply parsing, the rules backend, supersession.
 
-Nothing here starts a process or talks to the SDK; the session actor plugs these in.
+Nothing here starts a process or talks to the CLI; the session actor plugs these in.
 
 - :mod:`~memlite.observer.prompts`: the system prompt, one ``<event>`` message per event
   (fields cut to a budget, head and tail kept), the summary request.
@@ -10,9 +10,10 @@ Nothing here starts a process or talks to the SDK; the session actor plugs these
   ``summarize``.
 - :mod:`~memlite.observer.supersede`: which rules observations an AI one replaces.
 
-The process side (``conversation``, ``launcher``, ``registry``: the SDK conversation and
-the ownership of its CLI process) lives beside these and is imported by its own module
-path, so importing this package never imports the SDK.
+The process side (``conversation``, ``streamjson``, ``launcher``, ``registry``: the
+conversation with the CLI over its stream-json protocol and the ownership of its process)
+lives beside these and is imported by its own module path. No part of memlite imports
+claude-agent-sdk (``streamjson`` says why); the package only brings the CLI binary.
 """
 
 from __future__ import annotations

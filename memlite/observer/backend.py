@@ -137,7 +137,7 @@ class ClaudeBackend:
     Args:
         connect: opens a conversation (``lambda: open_conversation(config)``).
         governor: the shared limits; a limiter token is held while a conversation is open.
-        turn_timeout: our deadline per turn (the SDK has none).
+        turn_timeout: our deadline per turn (the CLI has none).
         budget: characters of tool output per event message.
     """
 
@@ -339,10 +339,10 @@ class ClaudeBackend:
 def cli_available() -> bool:
     """True when a Claude Code CLI can be run (the SDK's bundled one or ``claude``).
 
-    It does not import claude-agent-sdk to find out (that import costs the idle worker
-    ~35 MB of memory, paid only once a session is observed): the bundled CLI's path is
-    found from the package's location. If the conversation module is already loaded (a
-    test may point ``BUNDLED_CLI`` at a fake), its own ``resolve_cli`` decides.
+    It does not import claude-agent-sdk to find out (nothing in memlite does: that
+    import costs ~37 MB): the bundled CLI's path is found from the package's location.
+    If the conversation module is already loaded (a test may point ``BUNDLED_CLI`` at a
+    fake), its own ``resolve_cli`` decides.
     """
     parts = sys.modules.get("memlite.observer.conversation_parts")
     if parts is not None:
@@ -371,8 +371,8 @@ def claude_factory(settings: Any, governor: Governor,
     ``overrides`` go to ``ConversationConfig`` (tests pass ``cli_path`` of a fake CLI).
     """
     def make(session_id: str) -> ClaudeBackend:
-        # Imported at the first observed session, not at start: claude-agent-sdk (and the
-        # mcp and pydantic it pulls in) cost the idle worker ~35 MB.
+        # Imported at the first observed session, not at start (it no longer imports
+        # claude-agent-sdk, whose import cost ~37 MB: streamjson.py; still, not needed idle).
         from memlite.observer.conversation import ConversationConfig, open_conversation
 
         config = ConversationConfig.from_settings(settings, session_id,

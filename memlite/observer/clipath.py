@@ -11,8 +11,9 @@ user already has ``claude``. In order:
 5. the usual install places: ``~/.claude/local/claude`` (Claude Code's local install),
    ``~/.local/bin/claude``, ``/opt/homebrew/bin/claude``, ``/usr/local/bin/claude``.
 
-Standard library only, and it does not import claude-agent-sdk (the idle worker would pay
-~35 MB for that import): the bundled binary is found from the package's location.
+Standard library only, and it does not import claude-agent-sdk (nothing in memlite does:
+that import costs ~37 MB, see ``streamjson.py``): the bundled binary is found from the
+package's location.
 """
 
 from __future__ import annotations
@@ -22,20 +23,26 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["ENV", "bundled_cli", "candidates", "find_cli"]
+__all__ = ["ENV", "bundled_cli", "bundled_path", "candidates", "find_cli"]
 
 ENV = "CLAUDE_CODE_PATH"
 USUAL_PLACES = ("~/.claude/local/claude", "~/.local/bin/claude", "/opt/homebrew/bin/claude",
                 "/usr/local/bin/claude")
 
 
-def bundled_cli() -> Path | None:
-    """The SDK's bundled binary if this install has one (the wheel), else None (sdist)."""
+def bundled_path() -> Path | None:
+    """Where the SDK's wheel keeps its binary (``_bundled/claude`` in the package),
+    whether or not it is there; None when the SDK is not installed."""
     spec = importlib.util.find_spec("claude_agent_sdk")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
-    return path if path.is_file() else None
+    return Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
+
+
+def bundled_cli() -> Path | None:
+    """The SDK's bundled binary if this install has one (the wheel), else None (sdist)."""
+    path = bundled_path()
+    return path if path is not None and path.is_file() else None
 
 
 def _runnable(path: Path | None) -> bool:

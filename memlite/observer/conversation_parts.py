@@ -1,48 +1,33 @@
-"""The parts of an observer conversation that hold no process: config, result, errors.
+"""The parts of an observer conversation that hold no process: config, result, the CLI.
 
-:mod:`memlite.observer.conversation` re-exports what callers need from here.
+:mod:`memlite.observer.conversation` re-exports what callers need from here. Nothing
+here imports claude-agent-sdk (``streamjson.py`` says why): the bundled CLI's path is
+found from the package's location.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
-import claude_agent_sdk
 import trio
-from claude_agent_sdk import (
-    ClaudeSDKError,
-    CLIConnectionError,
-    CLIJSONDecodeError,
-    CLINotFoundError,
-    PermissionResultDeny,
-    ProcessError,
-)
 
-from memlite.errors import (
-    ObserverCrashed,
-    ObserverError,
-    ObserverProtocolError,
-    ObserverUnavailable,
-)
+from memlite.errors import ObserverUnavailable
 from memlite.observer import clipath
 
 __all__ = [
     "BUNDLED_CLI",
     "ConversationConfig",
     "TurnResult",
-    "deny_tools",
-    "map_error",
     "resolve_cli",
     "stop_when_idle",
 ]
 
-log = logging.getLogger(__name__)
-
-BUNDLED_CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+BUNDLED_CLI = clipath.bundled_path()
+"""Where the claude-agent-sdk wheel keeps its CLI (it may be absent: an sdist, the plugin
+venv); a test may point it at a fake CLI before the worker starts."""
 
 
 @attrs.frozen(kw_only=True)
@@ -85,7 +70,7 @@ class TurnResult:
 
 def resolve_cli(cli_path: Path | None) -> Path:
     """The real CLI to run (``clipath.find_cli``); raises ObserverUnavailable when there is none."""
-    bundled = BUNDLED_CLI if BUNDLED_CLI.is_file() else None
+    bundled = BUNDLED_CLI if BUNDLED_CLI is not None and BUNDLED_CLI.is_file() else None
     found = clipath.find_cli(cli_path, bundled=bundled)
     if found is None:
         looked = ", ".join(str(p) for p in clipath.candidates(cli_path, bundled=bundled))
@@ -93,28 +78,6 @@ def resolve_cli(cli_path: Path | None) -> Path:
             f"no runnable Claude Code CLI (looked at: {looked}); install Claude Code or set "
             f"{clipath.ENV}")
     return found.resolve()
-
-
-async def deny_tools(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-    log.warning("observer asked to use tool %r: denied", tool_name)
-    return PermissionResultDeny(message="the observer has no tools", interrupt=False)
-
-
-def map_error(exc: Exception) -> ObserverError:
-    """An SDK exception as the ObserverError a caller acts on."""
-    if isinstance(exc, CLINotFoundError):
-        return ObserverUnavailable(str(exc))
-    if isinstance(exc, ProcessError):
-        return ObserverCrashed(f"observer CLI failed: {exc}", exit_code=exc.exit_code)
-    if isinstance(exc, CLIJSONDecodeError):
-        return ObserverProtocolError(f"observer CLI output unreadable: {exc}")
-    if isinstance(exc, CLIConnectionError):
-        return ObserverCrashed(f"observer CLI is gone: {exc}")
-    # What is left of the SDK's own errors is a message it could not parse
-    # (MessageParseError, not exported by the SDK: only its public base class is used).
-    if isinstance(exc, ClaudeSDKError):
-        return ObserverProtocolError(f"observer CLI output unreadable: {exc}")
-    return ObserverCrashed(f"observer failed: {type(exc).__name__}: {exc}")
 
 
 async def stop_when_idle(conv: Any, idle_seconds: float) -> None:

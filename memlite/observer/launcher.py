@@ -1,9 +1,9 @@
 """Run the Claude Code CLI as a child that cannot outlive the memlite worker.
 
-Run as ``python -S launcher.py <real cli> <args...>`` (the SDK starts it through the
-small wrapper script :func:`memlite.observer.registry.write_wrapper` makes, as its
-``cli_path``). Standard library only, and it imports nothing from memlite, so it starts
-in about 10 ms. The same code runs on Linux (with or without ``/proc``) and macOS.
+Run as ``python -S launcher.py <real cli> <args...>`` (the conversation starts it
+through the small wrapper script :func:`memlite.observer.registry.write_wrapper` makes).
+Standard library only, and it imports nothing from memlite, so it starts in about 10 ms.
+The same code runs on Linux (with or without ``/proc``) and macOS.
 
 Why a launcher that *stays* instead of ``prctl`` + ``exec``: the parent-death signal
 fires when the parent **thread** exits, and Trio spawns processes from a thread of its
@@ -129,7 +129,7 @@ def start_watchdog() -> int:
     if os.fork() == 0:
         try:
             os.close(write)
-            # Let go of the SDK's pipes, or it would wait for our EOF as well as the CLI's.
+            # Let go of the worker's pipes, or it would wait for our EOF as well as the CLI's.
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
@@ -199,7 +199,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     for sig in FORWARDED:
         signal.signal(sig, _forward)
-    child = os.fork()  # first: the CLI's start is on the SDK's connect deadline
+    child = os.fork()  # first: the CLI's start is on the connect deadline
     if child == 0:
         exec_child(argv[1:], _me)
     _child = child
@@ -210,7 +210,7 @@ def main(argv: list[str]) -> int:
                 "pid": _me, "pgid": os.getpgid(0), "start": start_time(_me), "cli_pid": child,
                 "owner": parent, "owner_start": start_time(parent), "marker": marker,
                 "cli": argv[1], "locked": lock is not None})
-    # The CLI owns stdin/stdout now: our copies would hide its EOF from the SDK.
+    # The CLI owns stdin/stdout now: our copies would hide its EOF from the worker.
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)

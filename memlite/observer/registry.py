@@ -8,7 +8,7 @@ Layout, under the data directory:
   random ``MEMLITE_OBSERVER_ID`` that every process of that observer carries in its
   environment. The launcher removes its entry when it exits; a :class:`Conversation`
   removes it after its close. An entry that is left means the launcher was SIGKILLed.
-* ``observer/bin/launch-<hash>``: the executable wrapper the SDK runs as ``cli_path``
+* ``observer/bin/launch-<hash>``: the executable wrapper the conversation runs as the CLI
   (``exec python -S launcher.py <real cli> "$@"``).
 
 * ``observers/<id>.lock``: the observer's liveness lock. The launcher takes ``flock`` on

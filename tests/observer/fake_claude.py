@@ -17,7 +17,11 @@ Environment:
         answer with the decision it got), crash_init_first (as crash_init for the first
         FAKE_CLAUDE_FAIL_CONNECTS processes counted in FAKE_CLAUDE_COUNTER, default 2;
         later processes answer as ok, with the process number in the title: "fake turn 1 of
-        process 3").
+        process 3"), control (ask a ``hook_callback`` and an ``mcp_message``, send a
+        ``control_cancel_request``, a ``rate_limit_event``, a ``stream_event``, a session
+        state and an unknown type, then answer with the answers' subtypes:
+        "control: error,error"), refuse_init (answer ``initialize`` with an error),
+        error_init (an ``is_error`` result instead of the ``initialize`` answer, then exit 1).
     FAKE_CLAUDE_COUNTER: a file counting the processes started (crash_init_first).
     FAKE_CLAUDE_SCRIPT: a JSON file holding a list of reply texts, one per turn.
     FAKE_CLAUDE_LOG: append one JSON line per event (argv, stdin lines, decisions).
@@ -127,6 +131,35 @@ def ask_tool(sid: str) -> str:
     return "eof"
 
 
+def ask_control(request: dict) -> str:
+    """Send one control request; the subtype of the answer it got (logged as "control")."""
+    request_id = f"req_ctl_{uuid.uuid4().hex[:8]}"
+    emit({"type": "control_request", "request_id": request_id, "request": request})
+    for line in sys.stdin:
+        msg = json.loads(line)
+        log("stdin", msg)
+        resp = msg.get("response", {})
+        if msg.get("type") == "control_response" and resp.get("request_id") == request_id:
+            log("control", resp)
+            return resp.get("subtype", "?")
+    return "eof"
+
+
+def controls(sid: str) -> str:
+    got = [ask_control({"subtype": "hook_callback", "callback_id": "hook_0",
+                        "input": {"hook_event_name": "PreToolUse"}, "tool_use_id": None}),
+           ask_control({"subtype": "mcp_message", "server_name": "memlab",
+                        "message": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}})]
+    emit({"type": "control_cancel_request", "request_id": "req_ctl_gone"})
+    emit({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}})
+    emit({"type": "stream_event", "uuid": str(uuid.uuid4()), "session_id": sid,
+          "event": {"type": "message_start"}, "parent_tool_use_id": None})
+    emit({"type": "system", "subtype": "session_state_changed", "state": "running",
+          "sdk_host_only": True})
+    emit({"type": "a_type_from_the_future", "session_id": sid})
+    return "control: " + ",".join(got)
+
+
 def turn(n: int, sid: str, summary: bool = False) -> None:
     mode = mode_for(n)
     emit({"type": "system", "subtype": "init", "session_id": sid, "uuid": str(uuid.uuid4()),
@@ -159,6 +192,8 @@ def turn(n: int, sid: str, summary: bool = False) -> None:
     text = {"quota": QUOTA}.get(mode) or scripted(n)
     if mode == "tool":
         text = f"tool decision: {ask_tool(sid)}"
+    if mode == "control":
+        text = controls(sid)
     if mode == "crash_init_first":
         text = DEFAULT_REPLY.format(n=f"{n + 1} of process {PROCESS[0]}")
     answer(text, sid, n)
@@ -182,6 +217,15 @@ def main() -> None:
                     hang()
                 if mode_for(0) == "crash_init_first" and first_connects():
                     sys.exit(2)
+                if mode_for(0) == "refuse_init":
+                    emit({"type": "control_response", "response": {
+                        "subtype": "error", "request_id": msg["request_id"],
+                        "error": "fake refusal"}})
+                    continue
+                if mode_for(0) == "error_init":
+                    answer("No conversation found with session ID: fake", sid, 0,
+                           is_error=True)
+                    sys.exit(1)
             emit({"type": "control_response", "response": {
                 "subtype": "success", "request_id": msg["request_id"],
                 "response": {"commands": [], "pid": os.getpid()} if subtype == "initialize"
