@@ -34,6 +34,19 @@ def mark(name: str) -> None:
         record["marks"].append((name, pc()))
 
 
+def early(name: str) -> None:
+    """A mark in Hypercorn: in the request's task, as ``mark``; before the app is called
+    (Hypercorn's reading task), kept for the request whose bytes arrived last (requests
+    come one at a time)."""
+    if CURRENT.get() is not None:
+        mark(name)
+    else:
+        EARLY.append((name, pc()))
+
+
+EARLY: list[tuple[str, int]] = []
+
+
 def install() -> None:
     import hypercorn.trio.tcp_server as tcp
     import trio
@@ -48,6 +61,7 @@ def install() -> None:
                 break
             if data:
                 LAST["recv"], LAST["cpu"] = pc(), process_ns()
+                EARLY.clear()
             await self.protocol.handle(RawData(bytes(data)))
             if data == b"":
                 break
@@ -57,11 +71,47 @@ def install() -> None:
     protocol_send = tcp.TCPServer.protocol_send
 
     async def timed_send(self, event) -> None:
-        await protocol_send(self, event)
         if isinstance(event, RawData) and event.data:
-            mark("bytes written")
+            mark("write called")
+            stream_send_all = self.stream.send_all
+
+            async def send_all(data) -> None:
+                mark("lock held, send_all")
+                await stream_send_all(data)
+
+            self.stream.send_all = send_all
+            try:
+                await protocol_send(self, event)
+            finally:
+                del self.stream.send_all
+            mark("bytes written (the write's checkpoint returned)")
+            return
+        await protocol_send(self, event)
+        if not isinstance(event, RawData):
+            early(f"{type(event).__name__}{getattr(event, 'idle', '')} handled")
 
     tcp.TCPServer.protocol_send = timed_send
+
+    import hypercorn.protocol.h11 as h11p
+    import hypercorn.protocol.http_stream as hs
+    import hypercorn.trio.task_group as tg
+
+    def wrap_early(owner, name: str, before: str | None, after: str) -> None:
+        original = getattr(owner, name)
+
+        async def wrapped(*args, **kwargs):
+            if before:
+                early(before)
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                early(after)
+
+        setattr(owner, name, wrapped)
+
+    wrap_early(h11p.H11Protocol, "_check_protocol", "h11 Request parsed", "protocol checked")
+    wrap_early(tg.TaskGroup, "spawn_app", "ASGI scope built", "app task spawned")
+    wrap_early(hs.HTTPStream, "app_send", None, "Hypercorn's app_send returned")
 
     import memlite.http.app as app_module
 
@@ -82,7 +132,8 @@ def install() -> None:
                             "headers": [(b"content-length", b"2")]})
                 await send({"type": "http.response.body", "body": b"ok"})
                 return None
-            record = {"recv": LAST["recv"], "cpu0": LAST["cpu"], "marks": []}
+            record = {"recv": LAST["recv"], "cpu0": LAST["cpu"], "marks": list(EARLY)}
+            EARLY.clear()
             CURRENT.set(record)
             LAST["rec"] = record
             mark("app called")
