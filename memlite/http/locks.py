@@ -24,8 +24,8 @@ Compatibility: it wraps the ``__init__`` of two classes of the pinned Hypercorn
 (``hypercorn.trio.tcp_server.TCPServer``, ``hypercorn.trio.worker_context.TrioSingleTask``;
 see ``constraints.txt``) and replaces the attribute only when the original ``__init__``
 left a ``trio.Lock`` under the expected name (``send_lock``, ``_lock``); anything else
-(a class missing, an attribute renamed or of another type) leaves that object as
-Hypercorn made it. Idempotent.
+(a class missing or without an ``__init__`` of its own, an attribute renamed or of
+another type) leaves that object as Hypercorn made it. Idempotent.
 """
 
 from __future__ import annotations
@@ -86,15 +86,16 @@ def _classes() -> list[tuple[type, str]]:
 
 def installed() -> list[str]:
     """The Hypercorn classes whose new instances get a ``PromptLock``."""
-    return [cls.__name__ for cls, _ in _classes() if getattr(cls.__init__, _MARK, False)]
+    return [cls.__name__ for cls, _ in _classes()
+            if getattr(vars(cls).get("__init__"), _MARK, False)]
 
 
 def install() -> list[str]:
     """Wrap the ``__init__`` of each target class present (see the module docstring);
     the names of the classes wrapped."""
     for cls, attribute in _classes():
-        original = cls.__init__
-        if getattr(original, _MARK, False):
+        original = vars(cls).get("__init__")  # its own (a class without one is left)
+        if original is None or getattr(original, _MARK, False):
             continue
 
         def __init__(self: Any, *args: Any, _original: Any = original,
@@ -105,5 +106,5 @@ def install() -> list[str]:
 
         setattr(__init__, _MARK, True)
         __init__.__wrapped__ = original  # type: ignore[attr-defined]
-        cls.__init__ = __init__  # type: ignore[misc]
+        setattr(cls, "__init__", __init__)  # noqa: B010
     return installed()
