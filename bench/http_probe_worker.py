@@ -47,7 +47,24 @@ def early(name: str) -> None:
 EARLY: list[tuple[str, int]] = []
 
 
+GC: dict[str, int] = {"start": 0}
+
+
+def _gc_timed(phase: str, info: dict) -> None:
+    """``gc.callbacks``: the time of each collection, added to the current request."""
+    if phase == "start":
+        GC["start"] = pc()
+        return
+    record = LAST["rec"]
+    if record is not None and record.get("open"):
+        record["gc"] = record.get("gc", 0) + pc() - GC["start"]
+        record.setdefault("gc_generations", []).append(info["generation"])
+
+
 def install() -> None:
+    import gc
+
+    gc.callbacks.append(_gc_timed)
     import hypercorn.trio.tcp_server as tcp
     import trio
     from hypercorn.events import Closed, RawData
@@ -132,7 +149,8 @@ def install() -> None:
                             "headers": [(b"content-length", b"2")]})
                 await send({"type": "http.response.body", "body": b"ok"})
                 return None
-            record = {"recv": LAST["recv"], "cpu0": LAST["cpu"], "marks": list(EARLY)}
+            record = {"recv": LAST["recv"], "cpu0": LAST["cpu"], "marks": list(EARLY),
+                      "open": True}
             EARLY.clear()
             CURRENT.set(record)
             LAST["rec"] = record
@@ -145,6 +163,7 @@ def install() -> None:
 
             await inner(scope, receive, send_marked)
             mark("app returned")
+            record["open"] = False
             if scope["path"].startswith("/api/search") or scope["path"] == "/api/health":
                 record["path"] = scope["path"]
                 record["cpu"] = process_ns() - record["cpu0"]
