@@ -192,10 +192,11 @@ def main(args: argparse.Namespace) -> None:
                         print(f"  {name:70s} {ms:7.3f}")
                     mine = [r for r in records if r["path"] == path]
                     collected = [r.get("gc", 0) / 1e6 for r in mine]
+                    some = [x for x in collected if x] or [0.0]
+                    generations = sorted(g for r in mine for g in r.get("gc_generations", []))
                     print(f"  requests with a collection: {sum(x > 0 for x in collected)} of "
-                          f"{len(mine)}, their mean {statistics.mean([x for x in collected if x] or [0]):.3f} ms, "
-                          f"the longest {max(collected or [0]):.3f} ms; generations "
-                          f"{sorted(g for r in mine for g in r.get('gc_generations', []))[-5:]}")
+                          f"{len(mine)}, their mean {statistics.mean(some):.3f} ms, the "
+                          f"longest {max(some):.3f} ms; oldest generations {generations[-5:]}")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -1,5 +1,6 @@
-"""Hypercorn's per-connection locks without a scheduler pass (``memlite/http/locks.py``)
-and the end of a ``Content-Length`` message without a socket write (``oneshot``).
+"""Hypercorn's per-connection locks without a scheduler pass (``memlite/http/locks.py``),
+its keep-alive timer restarted without waiting for its task (``idle_timer.py``) and the
+end of a ``Content-Length`` message without a socket write (``oneshot``).
 
 Both cut scheduler passes from every request on a kept-alive connection; neither may
 change a byte of a response, mutual exclusion, cancellation, or the keep-alive timer.
@@ -20,7 +21,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 from test_http_wire import call, served  # noqa: F401  (a fixture)
 
-from memlite.http import create_app, locks
+from memlite.http import create_app, idle_timer, locks
 
 pytestmark = pytest.mark.loop_guard
 
@@ -249,3 +250,104 @@ async def test_kept_connections_and_their_idle_timer_still_work(nursery):
                                                              b"one,two"]
     assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers)
     assert rest == b""  # closed by the server's idle timer, well before our 10 s
+
+
+class _Nursery:
+    """What ``TrioSingleTask.restart`` uses of Hypercorn's ``TaskGroup``."""
+
+    def __init__(self, nursery) -> None:
+        self._nursery = nursery
+
+
+async def test_the_idle_timer_restarts_without_a_pass_and_keeps_one_timer():
+    from hypercorn.trio.worker_context import TrioSingleTask
+
+    idle_timer.install()
+    assert idle_timer.installed()
+    running: list[int] = []
+    ended: list[int] = []
+
+    def action_number(n):
+        async def action():
+            running.append(n)
+            try:
+                await trio.sleep_forever()
+            finally:
+                ended.append(n)
+        return action
+
+    async with trio.open_nursery() as nursery:
+        timer = TrioSingleTask()
+        group = _Nursery(nursery)
+        for n in range(3):
+            assert await _passes_during(partial(timer.restart, group, action_number(n))) == 0
+            await trio.testing.wait_all_tasks_blocked()
+        assert running == [0, 1, 2] and ended == [0, 1]  # each restart ends the last one
+        await timer.stop()
+        await timer.restart(group, action_number(3))
+        await timer.stop()  # stopped before its task ran: cancelled at its first await
+        await trio.testing.wait_all_tasks_blocked()
+        assert ended == [0, 1, 2, 3]
+        assert not nursery.child_tasks
+
+
+async def test_the_idle_timer_falls_back_to_hypercorns_restart():
+    """Not Hypercorn's task group (no Trio nursery under ``_nursery``): Hypercorn's own
+    ``restart`` runs (it waits for the task to start: a pass)."""
+    from hypercorn.trio.task_group import TaskGroup
+    from hypercorn.trio.worker_context import TrioSingleTask
+
+    idle_timer.install()
+    started = trio.Event()
+
+    async def action():
+        started.set()
+        await trio.sleep_forever()
+
+    class Odd:
+        _nursery = None
+
+    timer = TrioSingleTask()
+    with pytest.raises(AttributeError):  # Hypercorn's restart, on a group it cannot use
+        await timer.restart(Odd(), action)
+    async with TaskGroup() as group:
+        await timer.restart(group, action)
+        await started.wait()
+        await timer.stop()
+
+
+async def test_a_slow_request_outlives_the_keep_alive_timeout(nursery):
+    """The timer is stopped while a request runs and restarted after it: a request slower
+    than ``keep_alive_timeout`` is answered, the connection serves the next one, then
+    closes once idle."""
+
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["path"] == "/slow":
+            await trio.sleep(0.6)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    locks.install()
+    idle_timer.install()
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("tests.hypercorn")
+    config.keep_alive_timeout = 0.2
+    stop = trio.Event()
+    [url] = await nursery.start(partial(serve, app, config, shutdown_trigger=stop.wait))
+    port = int(url.rsplit(":", 1)[1])
+    requests = [f"GET {p} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+                for p in ("/slow", "/fast", "/slow")]
+    try:
+        answers, rest = await trio.to_thread.run_sync(_exchange, port, requests, 10.0)
+    finally:
+        stop.set()
+    assert [a.split(b"\r\n\r\n", 1)[1] for a in answers] == [b"ok", b"ok", b"ok"]
+    assert rest == b""
