@@ -12,6 +12,13 @@ and thread CPU time). Each request to ``/api/search*`` or ``/api/health`` record
 return. ``GET /probe/clear`` drops what was recorded (after a warm-up), ``GET
 /probe/dump`` writes it to ``PROBE_OUT`` as JSON. Requests are assumed one at a time
 (one client, one connection).
+
+Inside Hypercorn (round 8): the request parsed by h11 and the idle timer stopped
+(``Updated(idle=False)``), the ASGI scope built and the request's task spawned, the
+response head through Hypercorn's ``app_send``, the write called, the write lock taken,
+the write's checkpoint returned, and the recycle after the response (``Updated(idle=
+True)``); and each garbage collection inside a request (``gc.callbacks``: its time and
+generation).
 """
 
 from __future__ import annotations
