@@ -18,7 +18,9 @@ task ends at once. What the timer does (``TCPServer._idle_timeout``: wait
 around it (a ``PromptLock``, see ``locks.py``). No byte of any response changes.
 
 Compatibility: it wraps ``hypercorn.trio.worker_context.TrioSingleTask.restart`` (a class
-of the pinned Hypercorn, see ``constraints.txt``) and takes this way only when the task
+of the pinned Hypercorn, see ``constraints.txt``), only under the Hypercorn minor version
+it was written against (``locks.HYPERCORN``; any other: nothing is installed), and takes
+this way only when the task
 group has the Trio nursery Hypercorn's own ``TaskGroup`` keeps (``_nursery``) and the
 timer object its ``_lock`` and ``_handle``; otherwise, or if the class or method is
 missing, Hypercorn's own ``restart`` runs. Idempotent.
@@ -31,12 +33,15 @@ from typing import Any
 
 import trio
 
+from memlite.http.locks import hypercorn_supported
+
 __all__ = ["install", "installed"]
 
 _MARK = "_memlite_idle_timer"
 
 
 def _timer_class() -> Any:
+    """Hypercorn's keep-alive timer class, or None."""
     try:
         from hypercorn.trio.worker_context import TrioSingleTask
     except ImportError:
@@ -63,6 +68,8 @@ def install() -> bool:
         return False
     if getattr(original, _MARK, False):
         return True
+    if not hypercorn_supported():
+        return False
 
     async def restart(self: Any, task_group: Any, action: Callable[[], Awaitable[None]]
                       ) -> None:

@@ -22,7 +22,9 @@ follows a lock (the write, which checkpoints itself) lets other tasks run as bef
 
 Compatibility: it wraps the ``__init__`` of two classes of the pinned Hypercorn
 (``hypercorn.trio.tcp_server.TCPServer``, ``hypercorn.trio.worker_context.TrioSingleTask``;
-see ``constraints.txt``) and replaces the attribute only when the original ``__init__``
+see ``constraints.txt``), only under the Hypercorn minor version it was written and
+measured against (``HYPERCORN``, 0.18; any other: nothing is installed), and replaces
+the attribute only when the original ``__init__``
 left a ``trio.Lock`` under the expected name (``send_lock``, ``_lock``); anything else
 (a class missing or without an ``__init__`` of its own, an attribute renamed or of
 another type) leaves that object as Hypercorn made it. Idempotent.
@@ -35,7 +37,9 @@ from typing import Any
 
 import trio
 
-__all__ = ["PromptLock", "install", "installed"]
+__all__ = ["HYPERCORN", "PromptLock", "hypercorn_supported", "install", "installed"]
+
+HYPERCORN = "0.18"  # the Hypercorn minor version this module and ``idle_timer`` wrap
 
 _MARK = "_memlite_prompt_locks"
 # (module, class, attribute holding its trio.Lock)
@@ -69,6 +73,17 @@ class PromptLock:
         self._lock.release()
 
 
+def hypercorn_supported() -> bool:
+    """Whether the installed Hypercorn is the minor version ``HYPERCORN`` names."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("hypercorn")
+    except PackageNotFoundError:
+        return False
+    return found.split(".")[:2] == HYPERCORN.split(".")
+
+
 def _classes() -> list[tuple[type, str]]:
     import importlib
 
@@ -92,7 +107,9 @@ def installed() -> list[str]:
 
 def install() -> list[str]:
     """Wrap the ``__init__`` of each target class present (see the module docstring);
-    the names of the classes wrapped."""
+    the names of the classes wrapped (none under another Hypercorn version)."""
+    if not hypercorn_supported():
+        return installed()
     for cls, attribute in _classes():
         original = vars(cls).get("__init__")  # its own (a class without one is left)
         if original is None or getattr(original, _MARK, False):

@@ -351,3 +351,35 @@ async def test_a_slow_request_outlives_the_keep_alive_timeout(nursery):
         stop.set()
     assert [a.split(b"\r\n\r\n", 1)[1] for a in answers] == [b"ok", b"ok", b"ok"]
     assert rest == b""
+
+
+def test_another_hypercorn_version_gets_nothing_installed(monkeypatch):
+    """The version guard: under another Hypercorn minor version (here a pretended 0.19)
+    neither wrapper is installed on a class not wrapped yet."""
+    import importlib.metadata
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "0.19.0" if name == "hypercorn" else real(name))
+    assert not locks.hypercorn_supported()
+    module = types.ModuleType("fake_hypercorn_server_2")
+
+    class Server:
+        def __init__(self):
+            self.send_lock = trio.Lock()
+
+    class Timer:
+        async def restart(self, task_group, action):
+            raise AssertionError("not called here")
+
+    module.Server, module.Timer = Server, Timer
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(locks, "TARGETS", ((module.__name__, "Server", "send_lock"),))
+    assert locks.install() == []
+    assert type(Server().send_lock) is trio.Lock
+    monkeypatch.setattr(idle_timer, "_timer_class", lambda: Timer)
+    assert idle_timer.install() is False and not idle_timer.installed()
+    original = Timer.__dict__["restart"]
+    assert Timer.restart is original
+    monkeypatch.undo()
+    assert locks.hypercorn_supported()  # the pinned 0.18
