@@ -185,7 +185,10 @@ def _exchange(port: int, requests: list[bytes], idle: float) -> tuple[list[bytes
             sock.sendall(request)
             head = b""
             while not head.endswith(b"\r\n\r\n"):
-                head += reader.readline()
+                line = reader.readline()
+                if not line:
+                    raise ConnectionError(f"closed before the answer to {request!r}")
+                head += line
             body = b""
             if b"transfer-encoding: chunked" in head.lower():
                 while True:
@@ -328,7 +331,7 @@ async def test_a_slow_request_outlives_the_keep_alive_timeout(nursery):
             await send({"type": "lifespan.shutdown.complete"})
             return
         if scope["path"] == "/slow":
-            await trio.sleep(0.6)
+            await trio.sleep(0.8)
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-length", b"2")]})
         await send({"type": "http.response.body", "body": b"ok"})
@@ -339,7 +342,7 @@ async def test_a_slow_request_outlives_the_keep_alive_timeout(nursery):
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None
     config.errorlog = logging.getLogger("tests.hypercorn")
-    config.keep_alive_timeout = 0.2
+    config.keep_alive_timeout = 0.5
     stop = trio.Event()
     [url] = await nursery.start(partial(serve, app, config, shutdown_trigger=stop.wait))
     port = int(url.rsplit(":", 1)[1])
