@@ -123,6 +123,8 @@ def steps(records: list[dict], path: str) -> list[tuple[str, float]]:
         rows.setdefault("search CPU (its thread)", []).append(record.get("search_cpu", 0) / 1e6)
         rows.setdefault("process CPU, bytes arrived -> app returned", []).append(
             record["cpu"] / 1e6)
+        rows.setdefault("garbage collection inside the request", []).append(
+            record.get("gc", 0) / 1e6)
     return [(name, statistics.median(v)) for name, v in rows.items()]
 
 
@@ -188,6 +190,13 @@ def main(args: argparse.Namespace) -> None:
                           f"{sum(r['path'] == path for r in records)}):")
                     for name, ms in steps(records, path):
                         print(f"  {name:70s} {ms:7.3f}")
+                    mine = [r for r in records if r["path"] == path]
+                    collected = [r.get("gc", 0) / 1e6 for r in mine]
+                    some = [x for x in collected if x] or [0.0]
+                    generations = sorted(g for r in mine for g in r.get("gc_generations", []))
+                    print(f"  requests with a collection: {sum(x > 0 for x in collected)} of "
+                          f"{len(mine)}, their mean {statistics.mean(some):.3f} ms, the "
+                          f"longest {max(some):.3f} ms; oldest generations {generations[-5:]}")
 
 
 def parse_args(argv=None) -> argparse.Namespace:

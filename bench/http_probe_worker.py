@@ -12,6 +12,13 @@ and thread CPU time). Each request to ``/api/search*`` or ``/api/health`` record
 return. ``GET /probe/clear`` drops what was recorded (after a warm-up), ``GET
 /probe/dump`` writes it to ``PROBE_OUT`` as JSON. Requests are assumed one at a time
 (one client, one connection).
+
+Inside Hypercorn (round 8): the request parsed by h11 and the idle timer stopped
+(``Updated(idle=False)``), the ASGI scope built and the request's task spawned, the
+response head through Hypercorn's ``app_send``, the write called, the write lock taken,
+the write's checkpoint returned, and the recycle after the response (``Updated(idle=
+True)``); and each garbage collection inside a request (``gc.callbacks``: its time and
+generation).
 """
 
 from __future__ import annotations
@@ -34,7 +41,37 @@ def mark(name: str) -> None:
         record["marks"].append((name, pc()))
 
 
+def early(name: str) -> None:
+    """A mark in Hypercorn: in the request's task, as ``mark``; before the app is called
+    (Hypercorn's reading task), kept for the request whose bytes arrived last (requests
+    come one at a time)."""
+    if CURRENT.get() is not None:
+        mark(name)
+    else:
+        EARLY.append((name, pc()))
+
+
+EARLY: list[tuple[str, int]] = []
+
+
+GC: dict[str, int] = {"start": 0}
+
+
+def _gc_timed(phase: str, info: dict) -> None:
+    """``gc.callbacks``: the time of each collection, added to the current request."""
+    if phase == "start":
+        GC["start"] = pc()
+        return
+    record = LAST["rec"]
+    if record is not None and record.get("open"):
+        record["gc"] = record.get("gc", 0) + pc() - GC["start"]
+        record.setdefault("gc_generations", []).append(info["generation"])
+
+
 def install() -> None:
+    import gc
+
+    gc.callbacks.append(_gc_timed)
     import hypercorn.trio.tcp_server as tcp
     import trio
     from hypercorn.events import Closed, RawData
@@ -48,6 +85,7 @@ def install() -> None:
                 break
             if data:
                 LAST["recv"], LAST["cpu"] = pc(), process_ns()
+                EARLY.clear()
             await self.protocol.handle(RawData(bytes(data)))
             if data == b"":
                 break
@@ -57,11 +95,47 @@ def install() -> None:
     protocol_send = tcp.TCPServer.protocol_send
 
     async def timed_send(self, event) -> None:
-        await protocol_send(self, event)
         if isinstance(event, RawData) and event.data:
-            mark("bytes written")
+            mark("write called")
+            stream_send_all = self.stream.send_all
+
+            async def send_all(data) -> None:
+                mark("lock held, send_all")
+                await stream_send_all(data)
+
+            self.stream.send_all = send_all
+            try:
+                await protocol_send(self, event)
+            finally:
+                del self.stream.send_all
+            mark("bytes written (the write's checkpoint returned)")
+            return
+        await protocol_send(self, event)
+        if not isinstance(event, RawData):
+            early(f"{type(event).__name__}{getattr(event, 'idle', '')} handled")
 
     tcp.TCPServer.protocol_send = timed_send
+
+    import hypercorn.protocol.h11 as h11p
+    import hypercorn.protocol.http_stream as hs
+    import hypercorn.trio.task_group as tg
+
+    def wrap_early(owner, name: str, before: str | None, after: str) -> None:
+        original = getattr(owner, name)
+
+        async def wrapped(*args, **kwargs):
+            if before:
+                early(before)
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                early(after)
+
+        setattr(owner, name, wrapped)
+
+    wrap_early(h11p.H11Protocol, "_check_protocol", "h11 Request parsed", "protocol checked")
+    wrap_early(tg.TaskGroup, "spawn_app", "ASGI scope built", "app task spawned")
+    wrap_early(hs.HTTPStream, "app_send", None, "Hypercorn's app_send returned")
 
     import memlite.http.app as app_module
 
@@ -82,7 +156,9 @@ def install() -> None:
                             "headers": [(b"content-length", b"2")]})
                 await send({"type": "http.response.body", "body": b"ok"})
                 return None
-            record = {"recv": LAST["recv"], "cpu0": LAST["cpu"], "marks": []}
+            record = {"recv": LAST["recv"], "cpu0": LAST["cpu"], "marks": list(EARLY),
+                      "open": True}
+            EARLY.clear()
             CURRENT.set(record)
             LAST["rec"] = record
             mark("app called")
@@ -94,6 +170,7 @@ def install() -> None:
 
             await inner(scope, receive, send_marked)
             mark("app returned")
+            record["open"] = False
             if scope["path"].startswith("/api/search") or scope["path"] == "/api/health":
                 record["path"] = scope["path"]
                 record["cpu"] = process_ns() - record["cpu0"]

@@ -252,3 +252,36 @@ def test_an_idle_connection_the_server_closed_is_reopened_untimed():
         client.close()
         server.close()
         thread.join(10)
+
+
+def test_a_cached_database_is_replayed_once_before_it_is_timed(tmp_path):
+    """``migrated``: a cache with a supersession replay still to run (as a schema-4 cache
+    migrated by today's code has) is replayed once, untimed, so the timed worker has none
+    to run in the background; a ready cache is left as it is."""
+    import bench_search
+
+    from memlite import storage
+    from memlite.storage import relink
+
+    db = tmp_path / "memlite.db"
+    conn = storage.connect(db)
+    gen = bench_search.Generator(["alpha", "beta", "gamma", "delta"] * 400, seed=5,
+                                 projects=["/p/one"])
+    with conn:
+        for obs in gen.observations(30):
+            storage.insert_observation(conn, obs)
+        relink.schedule(conn)
+        assert relink.pending(conn) is not None
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert bench_peer_http.migrated(db) == db
+    conn = storage.connect(db, writer=False)
+    try:
+        assert relink.pending(conn) is None
+        assert conn.execute("SELECT count(*) FROM observations").fetchall() == [(30,)]
+    finally:
+        conn.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if "migrating" in p.name) == []
+    before = db.stat().st_mtime_ns
+    assert bench_peer_http.migrated(db) == db  # ready: not copied again
+    assert db.stat().st_mtime_ns == before

@@ -20,7 +20,10 @@
 * ``fast``: ``GET /api/search`` and ``/api/search/index`` with a valid bearer token are
   answered in front of Quart (same checks, same bytes; anything else goes to Quart).
 * ``oneshot``: under Hypercorn, a response's head and first body chunk leave in one
-  socket write instead of two.
+  socket write instead of two (and an empty end of message in none).
+* ``locks``: Hypercorn's per-connection locks are taken without a scheduler pass when
+  they are free (two passes fewer before a response's bytes leave); ``idle_timer``: the
+  keep-alive timer is restarted after a response without waiting for its task to start.
 * The last ``send`` of each response runs shielded (``_shield_response_end``): measured,
   quart-trio cancels the request's task group as soon as Hypercorn reports the response
   done, and that cancels Hypercorn's own follow-up (closing or recycling the connection)
@@ -48,6 +51,8 @@ from memlite.http import (
     dashboard_api,
     errors,
     fast,
+    idle_timer,
+    locks,
     oneshot,
     openapi,
     read_api,
@@ -134,5 +139,7 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
         app.after_serving(state.readers.close)
     fast.install(app, state, _SECURITY_HEADERS)
     oneshot.install()
+    locks.install()
+    idle_timer.install()
     _shield_response_end(app)
     return app

@@ -15,7 +15,9 @@ the head only when the app sends the first body message (``HTTPStream.app_send``
 the body follows in the same call with no checkpoint in between, so nothing is delayed:
 the head and the first chunk simply leave in one write. SSE streams and chunked bodies
 still send every later chunk as it comes. Informational responses (1xx, e.g. 101) are
-not held.
+not held. The end of a message whose length was given (``Content-Length``: h11 has no
+bytes to send for it) costs no socket write: Hypercorn wrote ``b""``, a call that wrote
+nothing but took two scheduler passes (its lock and its checkpoint) after every response.
 
 Compatibility: it wraps ``hypercorn.protocol.h11.H11Protocol._send_h11_event`` (a
 private method of the pinned Hypercorn, see ``constraints.txt``); if that method is
@@ -72,6 +74,16 @@ def install() -> bool:
                     raise
                 return
             await self.send(RawData(data=held + (data or b"")))
+            return
+        if type(event) is h11.EndOfMessage:
+            try:
+                data = self.connection.send(event)
+            except h11.LocalProtocolError:
+                if self.connection.their_state != h11.ERROR:
+                    raise
+                return
+            if data:  # a chunked body's last chunk; nothing for a Content-Length body
+                await self.send(RawData(data=data))
             return
         await original(self, event)
 
