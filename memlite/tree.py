@@ -30,6 +30,7 @@ previous one reported it was up)::
         pruner     every hour: prune old event payloads, vacuum    permanent
         embedder   loads the model on a thread; vectors for new observations  permanent
         idle       no sessions, no requests: set shutdown         transient
+        heap       a burst of requests over: trim the heap once    permanent
     spool      drain the hook spool, set ``ready``, then drain it   permanent
                every few seconds while the worker runs (``spooler.py``)
     http       Hypercorn serving ``create_app(services)``; then asks the spooler for
@@ -81,6 +82,7 @@ from memlite.actors.graces import (
     SPOOL_GRACE,
     STORAGE_GRACE,
 )
+from memlite.actors.heap_keeper import HeapKeeper
 from memlite.actors.idle import IdleShutdown
 from memlite.actors.observer import ObserverHub
 from memlite.actors.pruner import Pruner
@@ -148,6 +150,7 @@ class WorkerTree:
             ChildSpec(name="embedder", start=self._run_embedder, shutdown=OPTIONAL_CHILD_GRACE),
             ChildSpec(name="idle", start=self._run_idle, restart=Restart.TRANSIENT,
                       shutdown=OPTIONAL_CHILD_GRACE),
+            ChildSpec(name="heap", start=self._run_heap, shutdown=OPTIONAL_CHILD_GRACE),
         ], name="optional", escalate=False, intensity=OPTIONAL_INTENSITY,
             period=OPTIONAL_PERIOD)
         self.supervisor = Supervisor([
@@ -242,6 +245,9 @@ class WorkerTree:
         idle = IdleShutdown(services.sessions, services.activity, services.shutdown,
                             idle_seconds=lambda: services.settings.idle_shutdown_minutes * 60)
         await idle.run(task_status=task_status)
+
+    async def _run_heap(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
+        await HeapKeeper(self.services.activity).run(task_status=task_status)
 
     async def _run_spooler(self, *, task_status: trio.TaskStatus[ActorRef]) -> None:
         """Drain the spool, declare readiness (the database is open and caught up), ring

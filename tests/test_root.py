@@ -26,7 +26,7 @@ from memlite.hooks import spool
 
 SID = "063ff789-6364-494f-89fe-b93ab95a9061"
 ORDER = ["storage", "snapshots", "bus", "sessions", "optional", "spool", "http"]
-OPTIONAL = ["reaper", "pruner", "embedder", "idle"]
+OPTIONAL = ["reaper", "pruner", "embedder", "idle", "heap"]
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ reader pool is closed and the process exits (``EXIT_MARGIN``). So::
              |                                      GRACEFUL_TIMEOUT (0.5); SSE streams end
              |                                      at once on ``shutdown``
              +-- spool       SPOOL_GRACE      0.25  a drain in progress finishes its file
-             +-- optional    OPTIONAL_GRACE   0.5   reaper, pruner, embedder, idle:
-             |                                      0.1 each, one after the other, + 0.1
+             +-- optional    OPTIONAL_GRACE   0.5   reaper, pruner, embedder, idle, heap:
+             |                                      0.08 each, one after the other, + 0.1
              +-- sessions    SESSIONS_GRACE   2.1   AI summaries in progress get
              |                                      SHUTDOWN_SUMMARY_WAIT_SECONDS (1.5,
              |                                      counted from the signal), then each
@@ -61,8 +61,8 @@ GRACEFUL_TIMEOUT = 0.5
 """Seconds Hypercorn gives open requests after ``shutdown`` before closing them."""
 HTTP_GRACE = GRACEFUL_TIMEOUT + 0.25
 SPOOL_GRACE = 0.25
-OPTIONAL_CHILD_GRACE = 0.1
-OPTIONAL_GRACE = 4 * OPTIONAL_CHILD_GRACE + 0.1
+OPTIONAL_CHILD_GRACE = 0.08
+OPTIONAL_GRACE = 5 * OPTIONAL_CHILD_GRACE + 0.1
 SHUTDOWN_SUMMARY_WAIT_SECONDS = 1.5
 """When the worker stops, a summary in progress gets this long (from the signal)."""
 SESSION_STOP_GRACE = 0.3
