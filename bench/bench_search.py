@@ -493,7 +493,7 @@ def report(args, r: dict) -> str:
         f"transactions of {CHUNK * 4:,}; vectors with `upsert_vectors` (delete then insert) "
         f"in transactions of {CHUNK:,}, one project after another. The last two columns "
         "are the check every semantic and hybrid search makes that vectors exist "
-        "(`_vectors_usable` in `memlite/storage/search.py`): on the vec0 table itself it "
+        "(`vectors_usable` in `memlite/storage/vector_lists.py`): on the vec0 table itself it "
         "scans every vector, on vec0's rowid shadow table it reads one row.",
         "",
         "### Embedding",
@@ -561,7 +561,8 @@ def main(args) -> None:
                                     0.5)
             r["vec_version"] = conn.execute("SELECT vec_version()").fetchall()[0][0]
         qvecs = query_vectors(qs, vectors, wordllama)
-        # Every semantic/hybrid search first checks that vectors exist (``_vectors_usable``).
+        # Every semantic/hybrid search first checks that vectors exist
+        # (``vector_lists.vectors_usable``).
         check = "SELECT 1 FROM observation_vectors LIMIT 1"
         shadow = "SELECT 1 FROM observation_vectors_rowids LIMIT 1"
         info["check_p50"] = percentile(timed(lambda: conn.execute(check).fetchall(), 7), 0.5)

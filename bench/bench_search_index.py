@@ -133,7 +133,7 @@ def parts(conn, qs, qvecs, project: str) -> dict[str, tuple[float, float]]:
                 "unless scored on the search's thread)"),
                (vector_job.VectorJob, "result", "the KNN's result after full text (waited for, "
                 "or scored here when the pool thread had not started)"),
-               (engine, "_vector_list", "KNN's filters (SQL)"),
+               (engine, "vector_list", "KNN's filters (SQL)"),
                (engine, "_file_lists", "file lists (before the KNN's result)"),
                (engine, "_facts", "fusion's dates, sessions, types (the full-text ids' "
                 "before the KNN's result, the rest after)"),

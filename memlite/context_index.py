@@ -178,6 +178,18 @@ def plan_index(observations: Sequence[Head], count: int) -> list[Entry]:
     return entries
 
 
+def _collapse(o: Head, kind: str, groups: dict[str, Collapsed], entries: list[Entry],
+              full: bool) -> None:
+    """Add ``o`` to its session's ``kind`` line, opening that line while there is room."""
+    group = groups.get(o.session_id)
+    if group is None and not full:
+        group = groups[o.session_id] = Collapsed(kind=kind, session_id=o.session_id,
+                                                 project=o.project)
+        entries.append(group)
+    if group is not None:
+        group.items.append(o)
+
+
 def _plan(observations: Sequence[Head], count: int, cap: int) -> list[Entry]:
     entries: list[Entry] = []
     reads: dict[str, Collapsed] = {}
@@ -186,26 +198,13 @@ def _plan(observations: Sequence[Head], count: int, cap: int) -> list[Entry]:
     for o in observations:
         full = len(entries) >= count
         if is_low_signal(o):
-            group = reads.get(o.session_id)
-            if group is None and not full:
-                group = reads[o.session_id] = Collapsed(kind="reads", session_id=o.session_id,
-                                                        project=o.project)
-                entries.append(group)
-            if group is not None:
-                group.items.append(o)
-            continue
-        if own[o.session_id] < cap:
+            _collapse(o, "reads", reads, entries, full)
+        elif own[o.session_id] < cap:
             if not full:
                 own[o.session_id] += 1
                 entries.append(o)
-            continue
-        group = more.get(o.session_id)
-        if group is None and not full:
-            group = more[o.session_id] = Collapsed(kind="more", session_id=o.session_id,
-                                                   project=o.project)
-            entries.append(group)
-        if group is not None:
-            group.items.append(o)
+        else:
+            _collapse(o, "more", more, entries, full)
     # A "reads" line of a single read says more as the read itself.
     return [e.items[0] if isinstance(e, Collapsed) and e.kind == "reads"
             and len(e.items) == 1 else e for e in entries]

@@ -150,6 +150,17 @@ class Mailbox:
         self._hold(message)
         return message
 
+    async def receive_before(self, deadline: float) -> Any | None:
+        """The next message, or None once ``deadline`` (Trio time) has passed first: for
+        actors that also act on a schedule (the reaper, the heap keeper).
+
+        Raises:
+            trio.EndOfChannel: The mailbox is closed and empty.
+        """
+        with trio.move_on_at(deadline):
+            return await self.receive()
+        return None
+
     def receive_nowait_batch(self, limit: int) -> list[Any]:
         """Take up to ``limit`` messages that are already queued, without waiting.
 

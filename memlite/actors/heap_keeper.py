@@ -114,12 +114,10 @@ class HeapKeeper:
         with Mailbox("heap", size=8) as mailbox:
             task_status.started(mailbox.ref)
             while True:
-                message: Inbox | None = None
-                with trio.move_on_at(self._next_look()):
-                    try:
-                        message = await mailbox.receive()
-                    except trio.EndOfChannel:
-                        return  # the mailbox closed: stopped
+                try:
+                    message: Inbox | None = await mailbox.receive_before(self._next_look())
+                except trio.EndOfChannel:
+                    return  # the mailbox closed: stopped
                 if message is not None:
                     self._handle(message)
                     continue

@@ -94,12 +94,10 @@ class Reaper:
             task_status.started(mailbox.ref)
             next_round = trio.current_time() + self.period
             while True:
-                message: Inbox | None = None
-                with trio.move_on_at(next_round):
-                    try:
-                        message = await mailbox.receive()
-                    except trio.EndOfChannel:
-                        return  # the mailbox closed: stopped
+                try:
+                    message: Inbox | None = await mailbox.receive_before(next_round)
+                except trio.EndOfChannel:
+                    return  # the mailbox closed: stopped
                 if message is None:  # the round is due
                     next_round += self.period
                     await self.reap()

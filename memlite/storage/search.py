@@ -46,14 +46,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import apsw
 import attrs
 import numpy as np
 
 from memlite.storage import vector_index, vector_job
-from memlite.storage.filters import Filters, json_ids, passing
+from memlite.storage.filters import Filters, json_ids
 from memlite.storage.followup import with_next_in_session
 from memlite.storage.fts_lists import Listed, fts_list
 from memlite.storage.fusion import (
@@ -73,9 +72,9 @@ from memlite.storage.query import (
 from memlite.storage.reads import get_observations
 from memlite.storage.records import Observation, decode_list
 from memlite.storage.search_after import current_in_place, superseded_last, that_day_first
-from memlite.storage.sqlvalue import integer, real, text_or_none
+from memlite.storage.sqlvalue import integer, text_or_none
 from memlite.storage.vector_codes import CODES_TABLE
-from memlite.storage.vectors import VECTOR_TABLE, vector_table_info
+from memlite.storage.vector_lists import under_floor, vector_list, vectors_usable
 
 __all__ = [
     "DEFAULT_FUSION",
@@ -101,10 +100,6 @@ of the dev questions of both sets. MiniLM's (int8 copy and shipped file alike) s
 >= 0.27 on the own eval's dev half (>= 0.49 on LoCoMo's): 0.25; wordllama's >= 0.21
 (>= 0.39): 0.2. Other models (Ollama) get none. ``hybrid`` lets its first ten neighbours
 through down to a share of it when full text matched (``fusion.Fusion.vector_free_ranks``)."""
-MAX_CANDIDATES = 4096  # sqlite-vec's own limit on k
-FILTERED_SCAN_LIMIT = 50_000
-"""A filtered semantic search restricts the KNN to the ids the filters allow when there
-are at most this many; past that it over-fetches neighbours and filters them."""
 
 
 @attrs.frozen(kw_only=True)
@@ -183,94 +178,6 @@ def _file_lists(conn: apsw.Connection, intent: QueryIntent, filters: Filters,
         wanted = {"modified": modified, "read": read}.get(intent.file_role or "", True)
         (first if wanted else other).append(integer(oid))
     return first[:depth], other[:depth]
-
-
-def _allowed_ids(conn: apsw.Connection, filters: Filters) -> list[int] | None:
-    """The ids the filters allow, or None when there are too many to list."""
-    clauses, params = filters.where("o")
-    rows = conn.execute(
-        f"SELECT o.id FROM observations AS o WHERE {' AND '.join(clauses) or '1'} LIMIT ?",
-        (*params, FILTERED_SCAN_LIMIT + 1)).fetchall()
-    if len(rows) > FILTERED_SCAN_LIMIT:
-        return None
-    return [integer(r[0]) for r in rows]
-
-
-def _vector_list(conn: apsw.Connection, vector: bytes, filters: Filters,
-                 depth: int, floor: float,
-                 scored: vector_index.Ranked | None = None, *,
-                 free_ranks: int = 0, free_floor: float = 0.0) -> Listed:
-    """The KNN's matches at or above ``floor``; ``scored``: the candidates a
-    ``vector_job`` already ranked (then only the filters are checked here).
-
-    The first ``free_ranks`` neighbours need only ``free_floor`` (``hybrid``: see
-    ``fusion.Fusion.vector_free_ranks``)."""
-    found = _neighbours(conn, vector, filters, depth) if scored is None \
-        else vector_index.passing(conn, scored, depth, filters)
-    kept = [(oid, distance) for rank, (oid, distance) in enumerate(found)
-            if 1.0 - distance >= (free_floor if rank < free_ranks else floor)]
-    return Listed([oid for oid, _ in kept], dict(kept))
-
-
-def _under_floor(vec: Listed, floor: float) -> dict[int, float]:
-    """``id -> cosine / floor`` of the vector list's neighbours under ``floor`` (let in
-    by ``Fusion.vector_free_ranks``): how much of a full vote each gets in the fusion."""
-    return {oid: max(0.0, 1.0 - distance) / floor for oid, distance in vec.measure.items()
-            if floor > 0 and 1.0 - distance < floor}
-
-
-def _neighbours(conn: apsw.Connection, vector: bytes, filters: Filters,
-                depth: int) -> list[tuple[int, float]]:
-    partition = "AND project = ? " if filters.project is not None else ""
-    base: list[Any] = [vector]
-    tail: list[Any] = [filters.project] if filters.project is not None else []
-    if filters.narrows:
-        allowed = _allowed_ids(conn, filters)
-        if allowed is not None:
-            if not allowed:
-                return []
-            # The KNN runs over exactly the allowed ids (vec0 takes a rowid IN list).
-            rows = conn.execute(
-                f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
-                f"WHERE embedding MATCH ? AND k = ? {partition}"
-                "AND observation_id IN (SELECT value FROM json_each(?)) ORDER BY distance",
-                (*base, min(depth, MAX_CANDIDATES), *tail, json_ids(allowed))).fetchall()
-            return [(integer(r[0]), real(r[1])) for r in rows]
-    if not filters.narrows:
-        # A large project (or, with no project filter, a large database): the in-memory
-        # sign-bit index with exact rescoring (ms, not tens of ms); None for a small one,
-        # where the exact KNN below is cheap.
-        found = vector_index.nearest(conn, vector, filters.project, depth,
-                                     filters.where("o"))
-        if found is not None:
-            return found
-    # Over-fetch, then drop what the filters (or supersession) rule out.
-    fetch = min(MAX_CANDIDATES, depth * (8 if filters.narrows else 2))
-    rows = conn.execute(
-        f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
-        f"WHERE embedding MATCH ? AND k = ? {partition}ORDER BY distance",
-        (*base, fetch, *tail)).fetchall()
-    found = [(integer(r[0]), real(r[1])) for r in rows]
-    keep = passing(conn, [oid for oid, _ in found], filters)
-    return [hit for hit in found if hit[0] in keep][:depth]
-
-
-def _vectors_usable(conn: apsw.Connection, vector: bytes | None) -> tuple[str | None, str]:
-    """``(None, model)`` when a KNN can run, else ``(why not, "")`` (for the note)."""
-    if vector is None:
-        return "no embedding model is loaded", ""
-    info = vector_table_info(conn)
-    if info is None:
-        return "no vectors are stored yet", ""
-    dim, model = info
-    if len(vector) != dim * 4:
-        return (f"the query embedding has {len(vector) // 4} dimensions but the stored "
-                f"vectors ({model}) have {dim}; a reindex is pending"), ""
-    # sqlite-vec reads every vector to answer "SELECT 1 FROM <vec0> LIMIT 1" (14 ms at
-    # 100k); its rowid shadow table answers the same question in microseconds.
-    if not conn.execute(f"SELECT 1 FROM {VECTOR_TABLE}_rowids LIMIT 1").fetchall():
-        return "no vectors are stored yet", ""
-    return None, model
 
 
 # ---------------------------------------------------------------------------------------
@@ -362,7 +269,7 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     model = ""
     use_vectors = mode != "fts"
     if use_vectors:
-        reason, model = _vectors_usable(conn, query_vector)
+        reason, model = vectors_usable(conn, query_vector)
         if query_vector is None and no_vector_reason:
             reason = no_vector_reason
         if reason is not None:
@@ -375,14 +282,14 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
     if use_vectors and query_vector is not None:
         floor = RELEVANCE_FLOOR.get(model, 0.0)
         free = fusion.vector_free_ranks if mode == "hybrid" and fts.ids else 0
-        vec = _vector_list(conn, query_vector, seen_by_lists, depth, floor, scored,
+        vec = vector_list(conn, query_vector, seen_by_lists, depth, floor, scored,
                            free_ranks=free, free_floor=floor * fusion.vector_free_floor)
     if mode == "hybrid":
         mode_used = "hybrid" if use_vectors else "fts"
         files, other_files = files_listed if files_listed is not None \
             else _file_lists(conn, intent, filters, depth)
         candidates = list(dict.fromkeys([*fts.ids, *vec.ids, *files, *other_files]))
-        vec_share = _under_floor(vec, RELEVANCE_FLOOR.get(model, 0.0))
+        vec_share = under_floor(vec, RELEVANCE_FLOOR.get(model, 0.0))
         facts = {**early, **_facts(conn, [oid for oid in candidates if oid not in early])}
         created = {oid: fact[0] for oid, fact in facts.items()}
         newest = sorted(candidates, key=lambda oid: (-created[oid], -oid)) \

@@ -244,9 +244,9 @@ def test_filters_that_allow_nothing_find_nothing(db, model, indexed, mode, filte
 def test_narrowed_semantic_search_both_paths(db, model, indexed, monkeypatch, scan_limit):
     """Under FILTERED_SCAN_LIMIT the KNN runs on the allowed ids, above it the neighbours
     are over-fetched and filtered: both give the same allowed answer."""
-    from memlite.storage import search as engine
+    from memlite.storage import vector_lists
 
-    monkeypatch.setattr(engine, "FILTERED_SCAN_LIMIT", scan_limit)
+    monkeypatch.setattr(vector_lists, "FILTERED_SCAN_LIMIT", scan_limit)
     filters = Filters(types=("decision",))
     outcome = run(db, model, "authentication with tokens", "semantic", filters=filters)
     assert keys(outcome, indexed)[0] == "jwt"
@@ -258,9 +258,9 @@ def test_a_filtered_knn_finds_the_allowed_row_behind_closer_ones(db, model, corp
                                                                  monkeypatch, scan_limit):
     """The nearest rows are all ruled out; with depth 1 the allowed one must still come
     back (the id-list KNN ranks only allowed ids; the over-fetch takes 8x depth)."""
-    from memlite.storage import search as engine
+    from memlite.storage import vector_lists
 
-    monkeypatch.setattr(engine, "FILTERED_SCAN_LIMIT", scan_limit)
+    monkeypatch.setattr(vector_lists, "FILTERED_SCAN_LIMIT", scan_limit)
     store_vectors(db, model, "some-ollama-model")  # no relevance floor
     filters = Filters(types=("feature",), session_id="s-docs")  # only dark_theme
     unfiltered = run(db, model, "Build the documentation with Sphinx", "semantic")
