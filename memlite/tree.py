@@ -100,6 +100,7 @@ from memlite.observer.backend import choose_backend, claude_factory
 from memlite.observer.governor import Governor
 from memlite.observer.registry import reap_with_retry
 from memlite.services import Services
+from memlite.storage import bm25_index
 from memlite.storage.db import db_path
 from memlite.storage.pool import ReaderPool
 
@@ -256,8 +257,16 @@ class WorkerTree:
         async def ready() -> None:
             self.services.ready.set()
 
-        await Spooler(self.services, on_ready=ready, after_start=self._resume_pending).run(
+        await Spooler(self.services, on_ready=ready, after_start=self._after_start).run(
             task_status=task_status)
+
+    async def _after_start(self) -> None:
+        await self._resume_pending()
+        try:  # a large database's in-memory full-text index, built on a thread of its own
+            await self._read(bm25_index.build_soon)
+        except Exception:
+            log.exception("the full-text index build was not started; the first search "
+                          "starts it")
 
     async def _resume_pending(self) -> None:
         """Ring each session that has pending events, so they are observed now."""

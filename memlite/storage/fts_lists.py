@@ -20,7 +20,7 @@ from typing import Any
 import apsw
 import attrs
 
-from memlite.storage import fts_split, vector_index
+from memlite.storage import bm25_index, fts_split, vector_index
 from memlite.storage.filters import Filters, json_ids, passing
 from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
 from memlite.storage.sqlvalue import integer, text_or_none
@@ -147,13 +147,60 @@ def fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
     query = fts_query(text, any_term=True)
     if query is None:
         return Listed([], {})
-    plan = fts_split.plan(conn, query)  # once: both paths score the query the same way
-    rows = _fts_dominant(conn, query, plan, filters, depth)
+    rows = _fts_indexed(conn, query, filters, depth)
     if rows is None:
-        rows = _fts_joined(conn, query, plan, filters, depth)
+        plan = fts_split.plan(conn, query)  # once: both paths score the query the same way
+        rows = _fts_dominant(conn, query, plan, filters, depth)
+        if rows is None:
+            rows = _fts_joined(conn, query, plan, filters, depth)
     ids = [r[0] for r in rows]
     shares, facts = _covered(conn, text, ids, matched=True) if coverage else ({}, {})
     return Listed(ids, {r[0]: r[1] for r in rows}, shares, facts)
+
+
+def _dominant(conn: apsw.Connection, filters: Filters) -> bool:
+    """True when the unfiltered best matches can be checked against ``filters``
+    afterwards (``_fts_dominant``): no narrowing filter, and the project (if any) holds
+    at least half the observations."""
+    return not filters.narrows and (
+        filters.project is None or vector_index.project_share(conn, filters.project) >= 0.5)
+
+
+_INDEXED_ROUNDS = 4
+"""Times the in-memory list is asked for twice as many rows when too few of its best
+pass the filters (superseded rows), before the joined FTS5 query answers instead."""
+
+
+def _fts_indexed(conn: apsw.Connection, query: str, filters: Filters,
+                 depth: int) -> list[tuple[int, float]] | None:
+    """The BM25 list from the in-memory index (``memlite.storage.bm25_index``: the same
+    scores as FTS5's ``bm25()``, every match scored, ~0.2 ms instead of 1.4 ms at 10,000
+    observations), checked against the filters as ``_fts_dominant`` does; None when the
+    index cannot answer (a small table, a phrase of several tokens) or the filters are
+    not the dominant kind."""
+    if not _dominant(conn, filters):
+        return None
+    fetch = 2 * depth
+    for _ in range(_INDEXED_ROUNDS):
+        rows = bm25_index.top(conn, query, fetch, fts_split.BUDGET)
+        if rows is None:
+            return None
+        kept = _kept(conn, rows, filters, depth)
+        if len(kept) >= depth or len(rows) < fetch:
+            return kept[:depth]
+        fetch *= 2
+    return None
+
+
+def _kept(conn: apsw.Connection, rows: list[tuple[int, float]], filters: Filters,
+          depth: int) -> list[tuple[int, float]]:
+    """The rows passing ``filters``, in order. The top ``depth`` first: when all of
+    them pass (most searches: few rows are superseded), the rest need no check (each
+    checked id costs ~1.5-2.5 µs)."""
+    keep = _passing(conn, [r[0] for r in rows[:depth]], filters)
+    if len(keep) < min(depth, len(rows)):
+        keep |= _passing(conn, [r[0] for r in rows[depth:]], filters)
+    return [(r[0], r[1]) for r in rows if r[0] in keep]
 
 
 def _fts_dominant(conn: apsw.Connection, query: str, plan: fts_split.Split | int,
@@ -169,8 +216,7 @@ def _fts_dominant(conn: apsw.Connection, query: str, plan: fts_split.Split | int
     of them pass (or there are no more matches); otherwise None and the caller runs the
     joined query. A query with no selective term (one common
     word) is scored over its newest ``fts_split.BUDGET`` matches (``newest_floor``)."""
-    if filters.narrows or (filters.project is not None
-                           and vector_index.project_share(conn, filters.project) < 0.5):
+    if not _dominant(conn, filters):
         return None  # with no project filter, every row is in scope: the same shortcut
     fetch = 2 * depth
     sql = (f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score "
@@ -181,12 +227,7 @@ def _fts_dominant(conn: apsw.Connection, query: str, plan: fts_split.Split | int
         top = f"{sql} ORDER BY score LIMIT ?"
         rows = plan.merge(_pairs(conn, top, (plan.selective, fetch)),
                           _pairs(conn, top, (plan.both, fetch)) if plan.both else [])[:fetch]
-    # The top ``depth`` first: when all of them pass (most searches: few rows are
-    # superseded), the rest need no check (each checked id costs ~1.5-2.5 µs).
-    keep = _passing(conn, [r[0] for r in rows[:depth]], filters)
-    if len(keep) < min(depth, len(rows)):
-        keep |= _passing(conn, [r[0] for r in rows[depth:]], filters)
-    kept = [(r[0], r[1]) for r in rows if r[0] in keep]
+    kept = _kept(conn, rows, filters, depth)
     if len(kept) >= depth or len(rows) < fetch:
         return kept[:depth]
     return None

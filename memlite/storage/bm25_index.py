@@ -1,0 +1,494 @@
+"""An in-memory copy of the observations' full-text index: BM25 top-k in numpy.
+
+Why: FTS5's ``bm25()`` is computed row by row (each row's size and phrase instances read
+from the index: ~1 µs a row on this machine), and an any-term query must score every
+row it matches to sort them: a one-word query matching 1,900 of 10,000 observations cost
+1.85 ms, a question of five common words ~2.5-4.9 ms, most of a full-text search
+(``bench/search_breakdown.py``). The same scores from arrays cost a few µs per thousand
+matches: each term's postings (the rows holding it, and its weighted count there) and
+each row's length, scored and summed by numpy.
+
+Exactness: the tokens are FTS5's own (the table's tokenizer through apsw, on the same
+column values the insert trigger gives FTS5), ``N`` and the total length are the ones
+FTS5 keeps in its averages record (read here, so ``avgdl`` is FTS5's), and the formula
+is ``fts5_aux.c``'s ``bm25()`` with the column weights ``OBSERVATION_WEIGHTS``, its
+operations in the same order: for each phrase ``i`` of the query, in order,
+
+    idf_i  = ln((N - n_i + 0.5) / (n_i + 0.5)), or 1e-6 when that is <= 0
+    score += idf_i * (f_i * (k1 + 1)) / (f_i + k1 * (1 - b + b * D / avgdl))
+
+with ``f_i`` the sum of the column weights over the row's instances of the term, ``D``
+the row's tokens in all columns, k1 = 1.2, b = 0.75; the answer is ``-score`` (lower is
+better, as SQLite reports it). The tests compare every score with FTS5's. A query whose
+phrases are not single tokens (``"os.path"`` is the phrase ``os path``) is left to
+FTS5 (positions are not kept here).
+
+What it answers: the best rows of an any-term query over the whole table, unfiltered;
+the caller checks its filters on them (``fts_lists``). Every match is scored, so the
+answer is the full query's, where FTS5 at scale scored a split of it
+(``memlite.storage.fts_split``: rows holding only frequent terms left out, past
+``fts_split.BUDGET`` matches); the one rule kept from there is that a query all of
+whose terms are common (each in more than ``BUDGET`` rows) ranks its newest ``BUDGET``
+matches only.
+
+Only for a table of at least ``MIN_ROWS`` observations (below, FTS5 scores every match
+in at most ~2.5 ms and nothing is held in memory) and within ``MEMORY_BUDGET``.
+
+Freshness, checked before each query (two lookups, a few µs): rows with a higher id than
+any held are tokenized and added; then the held row count and per-column token totals
+must equal FTS5's averages record. When they do not (rows deleted, an id reused, a text
+changed in place), the table's ids are read (~15 ms at 100,000) and the missing rows
+dropped, the new ones added; if the totals still differ (a text changed in place), the
+index is built again. The build reads and tokenizes every row: ~0.4 s at 10,000
+observations, on the first full-text search of a large table (the worker also starts it
+at start-up, ``warm``). Postings added since the build go to per-term lists merged into
+the arrays once they hold a quarter as many.
+
+Memory: per posting (a distinct term in a row) a row slot (int32) and its weighted
+count (uint16; float32 if one exceeds 65,535): ~650,000 postings at 10,000 of
+``bench_search``'s observations, 4 MB; per row its id, length and six column lengths.
+
+Indexes live per process, keyed by database file, shared by the reader threads (a lock
+per index, held while it is read or changed).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+import numpy as np
+
+from memlite.storage.db import connect
+from memlite.storage.fts import OBSERVATION_WEIGHTS
+from memlite.storage.sqlvalue import integer_or_none
+
+__all__ = ["MEMORY_BUDGET", "MIN_ROWS", "Bm25Index", "build_soon", "phrase_tokens", "reset",
+           "top", "warm"]
+
+log = logging.getLogger(__name__)
+
+MIN_ROWS = 2_500
+"""Observations below which FTS5 scores every query itself (``fts_split.BUDGET``: at
+most ~2.5 ms of ``bm25()``), and no copy is held."""
+MEMORY_BUDGET = 96 * 1024 * 1024
+"""Bytes of postings an index may hold; past it, FTS5 answers (~15 million postings)."""
+K1 = 1.2
+B = 0.75
+WEIGHTS = tuple(float(w) for w in OBSERVATION_WEIGHTS.split(","))
+TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # the FTS table's
+_COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
+            "files_read || ' ' || files_modified FROM observations")
+"""The values the insert trigger gives FTS5 (``schema._obs_fts_values``)."""
+_MERGE_SHARE = 0.25
+_MERGE_AT = 500_000
+"""Added postings past which they are merged into the arrays even when fewer than a
+quarter of them (a build's: 40 bytes of Python objects each while listed)."""
+_DOC = apsw.FTS5_TOKENIZE_DOCUMENT
+
+
+class Bm25Index:
+    """Postings of every observation held (see the module docstring); slots ``[0,
+    count)`` are rows, ``alive`` False for a row dropped since."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.too_big = False
+        self.stale = False
+        self._clear()
+
+    def _clear(self) -> None:
+        self.terms: dict[str, int] = {}
+        self.starts = np.zeros(1, dtype=np.int64)  # term id -> its postings, merged
+        self.slots = np.zeros(0, dtype=np.int32)
+        self.weights: np.ndarray = np.zeros(0, dtype=np.uint16)
+        self.added: dict[int, tuple[array[int], array[float]]] = {}  # postings since
+        self.added_count = 0
+        self.ids = np.zeros(0, dtype=np.int64)  # slot -> observation id
+        self.alive = np.zeros(0, dtype=bool)
+        self.lengths = np.zeros(0, dtype=np.float64)  # tokens in all columns
+        self.columns = np.zeros((0, len(WEIGHTS)), dtype=np.int32)  # tokens per column
+        self.count = 0
+        self.by_id: dict[int, int] = {}  # observation id -> its live slot
+        self.max_id = 0
+        self.totals = np.zeros(len(WEIGHTS), dtype=np.int64)  # live rows' column tokens
+        self.rows = 0
+        self.fts_rows = 0  # FTS5's row count and token total, at the last refresh
+        self.fts_tokens = 0
+        self.failed: bytes | None = None  # FTS5's averages when held totals disagreed
+
+    # -- building and keeping up -------------------------------------------------------
+
+    def _add_rows(self, tokenize: Any, rows: Sequence[Sequence[Any]]) -> None:
+        """Tokenize ``rows`` (``_COLUMNS``) into new slots and added postings."""
+        need = self.count + len(rows)
+        if need > len(self.ids):
+            size = max(need, 2 * len(self.ids), 1024)
+            self.ids = _grown(self.ids, size)
+            self.alive = _grown(self.alive, size)
+            self.lengths = _grown(self.lengths, size)
+            self.columns = _grown(self.columns, size)
+        terms = self.terms
+        for row in rows:
+            oid = int(row[0])
+            old = self.by_id.get(oid)
+            if old is not None:
+                self._drop(old)
+            slot = self.count
+            self.count += 1
+            weighted: dict[str, float] = {}
+            lengths = self.columns[slot]
+            for c, weight in enumerate(WEIGHTS):
+                text = row[c + 1]
+                tokens = _tokens(tokenize, text) if text else []
+                lengths[c] = len(tokens)
+                for token in tokens:
+                    weighted[token] = weighted.get(token, 0.0) + weight
+            for token, f in weighted.items():
+                tid = terms.setdefault(token, len(terms))
+                listed = self.added.get(tid)
+                if listed is None:
+                    listed = self.added[tid] = (array("i"), array("f"))
+                listed[0].append(slot)
+                listed[1].append(f)
+            self.added_count += len(weighted)
+            self.ids[slot] = oid
+            self.alive[slot] = True
+            self.lengths[slot] = float(lengths.sum())
+            self.by_id[oid] = slot
+            self.totals += lengths
+            self.rows += 1
+            self.max_id = max(self.max_id, oid)
+            if self.added_count > max(_MERGE_AT, _MERGE_SHARE * len(self.slots)):
+                self.merge()  # a build's postings in steps: arrays, not lists, hold them
+
+    def _drop(self, slot: int) -> None:
+        if self.alive[slot]:
+            self.alive[slot] = False
+            self.totals -= self.columns[slot]
+            self.rows -= 1
+            self.by_id.pop(int(self.ids[slot]), None)
+
+    def merge(self) -> None:
+        """Fold the added postings into the arrays (sorted by term, then slot)."""
+        if not self.added:
+            return
+        nterms = len(self.terms)
+        old = np.diff(self.starts)
+        term_of = np.repeat(np.arange(len(old), dtype=np.int64), old)
+        add_terms = np.concatenate([np.full(len(listed[0]), tid, dtype=np.int64)
+                                    for tid, listed in self.added.items()])
+        add_slots = np.concatenate([np.frombuffer(listed[0], dtype=np.int32)
+                                    for listed in self.added.values()])
+        add_f = np.concatenate([np.frombuffer(listed[1], dtype=np.float32)
+                                for listed in self.added.values()]).astype(np.float64)
+        all_terms = np.concatenate([term_of, add_terms])
+        all_slots = np.concatenate([self.slots, add_slots])
+        all_f = np.concatenate([self.weights.astype(np.float64), add_f])
+        keep = self.alive[all_slots]
+        all_terms, all_slots, all_f = all_terms[keep], all_slots[keep], all_f[keep]
+        order = np.lexsort((all_slots, all_terms))
+        self.slots = all_slots[order]
+        wide = all_f[order]
+        exact = wide.size == 0 or float(wide.max()) <= 65_535.0
+        self.weights = wide.astype(np.uint16 if exact else np.float32)
+        self.starts = np.zeros(nterms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(all_terms, minlength=nterms), out=self.starts[1:])
+        self.added = {}
+        self.added_count = 0
+
+    def nbytes(self) -> int:
+        return int(self.slots.nbytes + self.weights.nbytes + self.ids.nbytes
+                   + self.lengths.nbytes + self.columns.nbytes + self.alive.nbytes
+                   + self.starts.nbytes + 8 * self.added_count)
+
+    def refresh(self, conn: apsw.Connection, *, rebuild: bool = True) -> bool:
+        """Bring the index up to date with ``conn``'s view; True when it can answer.
+
+        Without ``rebuild``, an index whose totals still disagree with FTS5's after
+        dropping and adding rows (a text changed in place) is not built again here: it
+        says so in ``stale`` and answers nothing."""
+        if self.too_big or self.stale:
+            return False
+        averages = _averages(conn)
+        if averages is None or (self.failed is not None and self.failed == averages):
+            return False
+        self.failed = None
+        tokenize = conn.fts5_tokenizer(*TOKENIZER)
+        top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations")
+                              .fetchall()[0][0]) or 0
+        if top > self.max_id:
+            self._add_rows(tokenize, conn.execute(f"{_COLUMNS} WHERE id > ? ORDER BY id",
+                                                  (self.max_id,)).fetchall())
+        if not self._agrees(averages):
+            self._resync(conn, tokenize)
+            if not self._agrees(averages):  # a text changed in place: start over
+                if not rebuild:
+                    self.stale = True
+                    return False
+                self._clear()
+                averages = _averages(conn)
+                self._add_rows(tokenize, conn.execute(f"{_COLUMNS} ORDER BY id").fetchall())
+                if averages is None or not self._agrees(averages):
+                    self._clear()  # its tokens differ from FTS5's own: FTS5 answers
+                    self.failed = averages
+                    return False
+        if self.added_count > _MERGE_SHARE * max(len(self.slots), 1):
+            self.merge()
+        if self.nbytes() > MEMORY_BUDGET:
+            self._clear()
+            self.too_big = True
+            return False
+        values = _varints(averages, 1 + len(WEIGHTS)) or [0]
+        self.fts_rows, self.fts_tokens = values[0], sum(values[1:])
+        return True
+
+    def _agrees(self, averages: bytes | None) -> bool:
+        if averages is None:
+            return False
+        values = _varints(averages, 1 + len(WEIGHTS))
+        return values is not None and values[0] == self.rows \
+            and values[1:] == [int(t) for t in self.totals]
+
+    def _resync(self, conn: apsw.Connection, tokenize: Any) -> None:
+        """Drop the held rows the table no longer has; add the ones it has and the index
+        does not (an id reused below the highest held)."""
+        present = np.fromiter((r[0] for r in conn.execute("SELECT id FROM observations")),
+                              dtype=np.int64)
+        held = self.ids[:self.count]
+        gone = np.flatnonzero(self.alive[:self.count] & ~np.isin(held, present))
+        for slot in gone:
+            self._drop(int(slot))
+        missing = present[~np.isin(present, held[self.alive[:self.count]])]
+        for start in range(0, len(missing), 500):
+            chunk = ",".join(str(int(i)) for i in missing[start:start + 500])
+            self._add_rows(tokenize, conn.execute(
+                f"{_COLUMNS} WHERE id IN ({chunk}) ORDER BY id").fetchall())
+
+    # -- answering ---------------------------------------------------------------------
+
+    def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows (slots) holding ``token`` and its weighted count in each."""
+        tid = self.terms.get(token)
+        if tid is None:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+        slots: np.ndarray = np.zeros(0, dtype=np.int32)
+        f: np.ndarray = np.zeros(0, dtype=np.float64)
+        if tid + 1 < len(self.starts):
+            lo, hi = int(self.starts[tid]), int(self.starts[tid + 1])
+            slots, f = self.slots[lo:hi], self.weights[lo:hi].astype(np.float64)
+        listed = self.added.get(tid)
+        if listed is not None:
+            slots = np.concatenate([slots, np.frombuffer(listed[0], dtype=np.int32)])
+            f = np.concatenate([f, np.frombuffer(listed[1], dtype=np.float32)])
+        live = self.alive[slots]
+        if not live.all():
+            slots, f = slots[live], f[live]
+        return slots, f
+
+    def best(self, tokens: Sequence[str], fetch: int, newest: int) -> list[tuple[int, float]]:
+        """The ``fetch`` best ``(id, bm25)`` of the any-term query over ``tokens`` (one
+        per phrase, in the query's order), best (lowest) first, ties by id; all of them
+        when every token is in more than ``newest`` rows, among the newest ``newest``
+        matches only (``fts_split.newest_floor``'s rule)."""
+        n_rows, n_tokens = self.fts_rows, self.fts_tokens
+        if not tokens or n_rows <= 0:
+            return []
+        avgdl = n_tokens / n_rows
+        lengths = self.lengths
+        parts_slots: list[np.ndarray] = []
+        parts_score: list[np.ndarray] = []
+        rarest = None
+        for token in tokens:
+            slots, f = self.postings(token)
+            hits = len(slots)
+            rarest = hits if rarest is None else min(rarest, hits)
+            idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            d = lengths[slots]
+            parts_slots.append(slots)
+            parts_score.append(idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))))
+        every = np.concatenate(parts_slots)
+        if every.size == 0:
+            return []
+        scores = np.bincount(every, weights=np.concatenate(parts_score), minlength=self.count)
+        matched = np.flatnonzero(scores)  # every match scores > 0: weights and IDFs are
+        ids = self.ids[matched]
+        if rarest is not None and rarest > newest and len(matched) > newest:
+            floor = np.partition(ids, len(ids) - newest)[len(ids) - newest]
+            keep = ids >= floor
+            matched, ids = matched[keep], ids[keep]
+        got = scores[matched]
+        if len(got) > fetch:
+            cut = np.partition(-got, fetch - 1)[fetch - 1]
+            keep = -got <= cut  # the ties at the cut too: ordered by id below
+            got, ids = got[keep], ids[keep]
+        order = np.lexsort((ids, -got))[:fetch]
+        return [(int(i), -float(s)) for i, s in zip(ids[order], got[order], strict=True)]
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros((size, *array.shape[1:]), dtype=array.dtype)
+    out[:len(array)] = array
+    return out
+
+
+def _tokens(tokenize: Any, text: Any) -> list[str]:
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
+    tokens: list[str] = tokenize(data, _DOC, None, include_offsets=False,
+                                 include_colocated=False)
+    return tokens
+
+
+def _averages(conn: apsw.Connection) -> bytes | None:
+    """FTS5's averages record of the observations' table (its row count, then each
+    column's token total, as varints), or None when it has none yet."""
+    try:
+        rows = conn.execute("SELECT block FROM observations_fts_data WHERE id = 1").fetchall()
+    except apsw.SQLError:
+        return None
+    block = rows[0][0] if rows else None
+    return bytes(block) if isinstance(block, bytes | memoryview) else None
+
+
+def _varints(data: bytes, count: int) -> list[int] | None:
+    """The first ``count`` SQLite varints of ``data`` (big-endian groups of seven bits,
+    a ninth byte of eight), or None when it is too short."""
+    out: list[int] = []
+    pos = 0
+    for _ in range(count):
+        value = 0
+        for i in range(9):
+            if pos >= len(data):
+                return None
+            byte = data[pos]
+            pos += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def phrase_tokens(conn: apsw.Connection, query: str) -> list[str] | None:
+    """The one token of each phrase of ``query`` (``fts_query(..., any_term=True)``:
+    quoted phrases joined by `` OR ``), in order; None when a phrase holds several
+    tokens (left to FTS5). A phrase of none matches nothing and is left out."""
+    tokenize: Any = conn.fts5_tokenizer(*TOKENIZER)
+    out: list[str] = []
+    for phrase in query.split(" OR "):  # a quoted phrase never holds a space
+        text = phrase[1:-1].replace('""', '"')
+        tokens: list[str] = tokenize(text.encode("utf-8", "replace"),
+                                     apsw.FTS5_TOKENIZE_QUERY, None,
+                                     include_offsets=False, include_colocated=False)
+        if len(tokens) > 1:
+            return None
+        out.extend(tokens)
+    return out
+
+
+_INDEXES: dict[str, Bm25Index] = {}
+_BUILDING: set[str] = set()
+_GUARD = threading.Lock()
+
+
+def reset() -> None:
+    """Forget every index (tests, and a process that closes its databases)."""
+    with _GUARD:
+        _INDEXES.clear()
+
+
+def _large(conn: apsw.Connection) -> bool:
+    averages = _averages(conn)
+    values = _varints(averages, 1) if averages is not None else None
+    return values is not None and values[0] >= MIN_ROWS
+
+
+def warm(conn: apsw.Connection) -> bool:
+    """Build (or refresh) the index of ``conn``'s database now, on this thread, when it
+    is large enough; True when it can answer."""
+    if not conn.filename or not _large(conn):
+        return False
+    with _GUARD:
+        index = _INDEXES.get(conn.filename)
+    if index is None:
+        index = Bm25Index()
+        with index.lock:
+            ready = index.refresh(conn)
+        with _GUARD:
+            _INDEXES[conn.filename] = index
+        return ready
+    with index.lock:
+        return index.refresh(conn)
+
+
+def build_soon(conn: apsw.Connection) -> bool:
+    """Start building the index of ``conn``'s database on a thread of its own (with its
+    own read-only connection) when it is large enough and has none; True when one was
+    started. Searches meanwhile are answered by FTS5."""
+    filename = conn.filename
+    if not filename or not _large(conn):
+        return False
+    with _GUARD:
+        if filename in _INDEXES or filename in _BUILDING:
+            return False
+        _BUILDING.add(filename)
+    threading.Thread(target=_build, args=(filename,), name="memlite-bm25-build",
+                     daemon=True).start()
+    return True
+
+
+def _build(filename: str) -> None:
+    try:
+        conn = connect(filename, writer=False)
+        try:
+            index = Bm25Index()
+            with index.lock:
+                index.refresh(conn)
+        finally:
+            conn.close()
+        with _GUARD:
+            _INDEXES[filename] = index
+    except Exception:  # a search never depends on it: FTS5 answers instead
+        log.exception("the in-memory full-text index could not be built")
+    finally:
+        with _GUARD:
+            _BUILDING.discard(filename)
+
+
+def top(conn: apsw.Connection, query: str, fetch: int,
+        newest: int) -> list[tuple[int, float]] | None:
+    """The ``fetch`` best ``(id, bm25)`` of ``query`` over every observation, best
+    first, or None when the index cannot answer it (a small table, a phrase of several
+    tokens, over budget, not built yet: then its build is started): the caller asks
+    FTS5."""
+    filename = conn.filename
+    if not filename:
+        return None
+    with _GUARD:
+        index = _INDEXES.get(filename)
+    if index is None:
+        build_soon(conn)
+        return None
+    tokens = phrase_tokens(conn, query)
+    if tokens is None:
+        return None
+    with index.lock:
+        if index.refresh(conn, rebuild=False):
+            return index.best(tokens, fetch, newest)
+        stale = index.stale
+    if stale:  # a text changed in place: built again from scratch, off this search
+        with _GUARD:
+            if _INDEXES.get(filename) is index:
+                del _INDEXES[filename]
+        build_soon(conn)
+    return None

@@ -1,0 +1,212 @@
+"""The in-memory full-text index (``memlite.storage.bm25_index``) answers what FTS5's
+``bm25()`` answers: the same rows, the same scores, kept up to date as rows are added,
+deleted or changed, and it stands aside (None: FTS5 answers) whenever it cannot."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from memlite import storage
+from memlite.storage import bm25_index, fts_lists, fts_split
+from memlite.storage.filters import Filters
+from memlite.storage.fts import OBSERVATION_WEIGHTS, fts_query
+
+WORDS = ["cache", "parser", "retry", "billing", "invoice", "deploy", "lock", "queue",
+         "token", "schema", "migration", "worker", "session", "timeout", "flush", "index",
+         "résumé", "naïve", "caching", "parsing", "retries", "deployed", "Tokens"]
+QUERIES = ["cache", "parser retry", "why do retries fail when parsing the invoice",
+           "billing billing lock", "résumé naive", "Caching deployed workers",
+           "schema migration timeout flush index queue", "nothingmatcheshere", "cache nothere"]
+
+
+@pytest.fixture(autouse=True)
+def any_size(monkeypatch):
+    """An index for every table, however small (the real threshold is 2,500 rows)."""
+    monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
+    bm25_index.reset()
+    yield
+    bm25_index.reset()
+
+
+def _fill(add_observation, n: int, seed: int = 3, project: str = "/repo/a") -> list[int]:
+    rng = np.random.default_rng(seed)
+    return [add_observation(
+        project=project, title=" ".join(rng.choice(WORDS, size=3)),
+        subtitle=" ".join(rng.choice(WORDS, size=2)),
+        narrative=" ".join(rng.choice(WORDS, size=int(rng.integers(3, 30)))),
+        facts=[" ".join(rng.choice(WORDS, size=2)) for _ in range(int(rng.integers(0, 3)))],
+        concepts=[str(rng.choice(WORDS))],
+        files_read=[f"src/{rng.choice(WORDS[:8])}.py"],
+        files_modified=[f"lib/{rng.choice(WORDS[8:16])}.py"] if i % 3 else [])
+        for i in range(n)]
+
+
+def _fts5(db, query: str, fetch: int, floor: int = 0) -> list[tuple[int, float]]:
+    return [(r[0], r[1]) for r in db.execute(
+        f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS s "
+        "FROM observations_fts WHERE observations_fts MATCH ? AND rowid >= ? "
+        "ORDER BY s, rowid LIMIT ?", (query, floor, fetch))]
+
+
+def _same(got, expected) -> None:
+    assert got is not None
+    assert [oid for oid, _ in got] == [oid for oid, _ in expected]
+    assert np.allclose([s for _, s in got], [s for _, s in expected], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_the_scores_are_fts5s_own(db, add_observation, text):
+    _fill(add_observation, 150)
+    assert bm25_index.warm(db)
+    query = fts_query(text, any_term=True)
+    _same(bm25_index.top(db, query, 40, 10**9), _fts5(db, query, 40))
+
+
+def test_rows_added_deleted_and_reused_are_followed(db, add_observation):
+    ids = _fill(add_observation, 80)
+    assert bm25_index.warm(db)
+    query = fts_query("cache parser retry billing", any_term=True)
+    _fill(add_observation, 20, seed=4)  # added after the build
+    _same(bm25_index.top(db, query, 200, 10**9), _fts5(db, query, 200))
+    with db:
+        db.execute("DELETE FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+                   (str(ids[::3]).replace(" ", ""),))
+    _same(bm25_index.top(db, query, 200, 10**9), _fts5(db, query, 200))
+    # The highest id deleted, then a new row takes it again between two searches: the
+    # held copy cannot tell it from a text changed in place. FTS5 answers, a build
+    # starts, and the rebuilt copy has the new row.
+    top = max(r[0] for r in db.execute("SELECT id FROM observations"))
+    with db:
+        db.execute("DELETE FROM observations WHERE id = ?", (top,))
+    reused = add_observation(title="zebra", narrative="parser")
+    assert reused == top
+    assert bm25_index.top(db, query, 200, 10**9) is None
+    _same(_when_built(db, query, 200), _fts5(db, query, 200))
+    assert bm25_index.top(db, '"zebra"', 10, 10**9) == _fts5(db, '"zebra"', 10)
+    assert [oid for oid, _ in _fts5(db, '"zebra"', 10)] == [reused]
+
+
+def _when_built(db, query: str, fetch: int) -> list[tuple[int, float]]:
+    deadline = time.monotonic() + 30
+    while (got := bm25_index.top(db, query, fetch, 10**9)) is None:
+        assert time.monotonic() < deadline, "the index was never built again"
+        time.sleep(0.02)
+    return got
+
+
+def test_a_text_changed_in_place_is_not_answered_until_built_again(db, add_observation):
+    ids = _fill(add_observation, 60)
+    assert bm25_index.warm(db)
+    query = fts_query("zebra", any_term=True)
+    assert bm25_index.top(db, query, 10, 10**9) == []
+    with db:  # same row count; the narrative's token count changes
+        db.execute("UPDATE observations SET narrative = 'zebra zebra crossing' WHERE id = ?",
+                   (ids[5],))
+    # The held copy cannot say which row changed: FTS5 answers, and a build starts.
+    assert bm25_index.top(db, query, 10, 10**9) is None
+    got = _when_built(db, query, 10)
+    assert got == _fts5(db, query, 10)
+    assert [oid for oid, _ in got] == [ids[5]]
+
+
+def test_a_phrase_of_several_tokens_is_left_to_fts5(db, add_observation):
+    _fill(add_observation, 30)
+    assert bm25_index.warm(db)
+    assert bm25_index.top(db, fts_query("src/cache.py", any_term=True), 10, 10**9) is None
+    assert bm25_index.phrase_tokens(db, '"Caching" OR "résumé" OR "?"') == ["cach", "resum"]
+
+
+def test_common_terms_rank_their_newest_matches_only(db, add_observation):
+    """Every term in more than ``newest`` rows: the best of the newest ``newest``
+    matches, as ``fts_split.newest_floor`` has FTS5 do."""
+    _fill(add_observation, 200)
+    assert bm25_index.warm(db)
+    query = fts_query("cache parser", any_term=True)
+    floor = fts_split.newest_floor(db, query, 50)
+    assert floor > 0
+    _same(bm25_index.top(db, query, 20, 50), _fts5(db, query, 20, floor))
+    # One rare term (in at most ``newest`` rows) and the whole query is scored.
+    add_observation(title="zebra cache")
+    query = fts_query("zebra cache parser", any_term=True)
+    _same(bm25_index.top(db, query, 20, 50), _fts5(db, query, 20))
+
+
+def test_a_small_table_gets_no_index(db, add_observation, monkeypatch):
+    monkeypatch.setattr(bm25_index, "MIN_ROWS", 100)
+    _fill(add_observation, 40)
+    assert not bm25_index.warm(db)
+    assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
+    assert not bm25_index.build_soon(db)
+
+
+def test_over_its_memory_budget_it_answers_nothing(db, add_observation, monkeypatch):
+    monkeypatch.setattr(bm25_index, "MEMORY_BUDGET", 1_000)
+    _fill(add_observation, 60)
+    assert not bm25_index.warm(db)
+    assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
+
+
+def test_the_first_search_builds_it_on_a_thread_and_fts5_answers_meanwhile(db, add_observation):
+    _fill(add_observation, 120)
+    text = "why do retries fail when parsing the invoice"
+    first = fts_lists.fts_list(db, text, Filters(), 20)
+    assert first.ids  # FTS5's answer: the index is being built
+    _when_built(db, fts_query(text, any_term=True), 40)
+    assert fts_lists.fts_list(db, text, Filters(), 20) == first
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_the_full_text_list_is_the_same_with_or_without_it(db, add_observation, text,
+                                                            monkeypatch):
+    """Below ``fts_split.BUDGET`` matches FTS5 scores every match: the same list."""
+    ids = _fill(add_observation, 150)
+    _fill(add_observation, 60, seed=8, project="/repo/b")
+    with db:  # a few superseded rows: the list checks its filters on the index's best
+        db.execute("UPDATE observations SET superseded_by = ? WHERE id IN (?, ?, ?)",
+                   (ids[-1], ids[0], ids[1], ids[2]))
+    for filters in (Filters(), Filters(project="/repo/a"),
+                    Filters(project="/repo/a", include_superseded=True)):
+        monkeypatch.setattr(bm25_index, "top", lambda *a, **k: None)
+        without = fts_lists.fts_list(db, text, filters, 20, coverage=True)
+        monkeypatch.undo()
+        monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
+        assert bm25_index.warm(db)
+        assert fts_lists.fts_list(db, text, filters, 20, coverage=True) == without
+
+
+def test_many_superseded_best_rows_ask_it_for_more(db, add_observation, monkeypatch):
+    ids = _fill(add_observation, 40)
+    best = [add_observation(title="zebra zebra zebra", narrative=f"step{i}") for i in range(30)]
+    with db:
+        db.execute("UPDATE observations SET superseded_by = ? WHERE id IN "
+                   "(SELECT value FROM json_each(?))", (ids[0], str(best[:25]).replace(" ", "")))
+    add_observation(title="zebra")
+    assert bm25_index.warm(db)
+    asked: list[int] = []
+    real = bm25_index.top
+    monkeypatch.setattr(bm25_index, "top", lambda conn, q, fetch, newest:
+                        asked.append(fetch) or real(conn, q, fetch, newest))
+    listed = fts_lists.fts_list(db, "zebra", Filters(), 5)
+    assert asked == [10, 20, 40]  # 10 and 20 rows hold no live one; 40 hold five
+    assert listed.ids == best[25:]
+
+
+def test_varints_are_sqlites():
+    assert bm25_index._varints(b"\xce\x10\x05", 2) == [10_000, 5]
+    assert bm25_index._varints(b"\x81\x80\x00", 1) == [16_384]
+    assert bm25_index._varints(b"\xff" * 8 + b"\x01", 1) == [(2**56 - 1) << 8 | 1]
+    assert bm25_index._varints(b"\x81", 1) is None
+
+
+def test_a_stored_database_keeps_its_answers_through_a_reopen(data_dir, add_observation, db):
+    _fill(add_observation, 50)
+    query = fts_query("cache parser", any_term=True)
+    reader = storage.connect(data_dir, writer=False)
+    try:
+        assert bm25_index.warm(reader)
+        _same(bm25_index.top(reader, query, 30, 10**9), _fts5(db, query, 30))
+    finally:
+        reader.close()
