@@ -121,6 +121,8 @@ class Bm25Index:
         self.fts_rows = 0  # FTS5's row count and token total, at the last refresh
         self.fts_tokens = 0
         self.failed: bytes | None = None  # FTS5's averages when held totals disagreed
+        self._norm = np.zeros(0, dtype=np.float64)
+        self._norm_avgdl = 0.0
 
     # -- building and keeping up -------------------------------------------------------
 
@@ -160,6 +162,7 @@ class Bm25Index:
             self.ids[slot] = oid
             self.alive[slot] = True
             self.lengths[slot] = float(lengths.sum())
+            self._norm_avgdl = 0.0  # a new length: recomputed at the next query
             self.by_id[oid] = slot
             self.totals += lengths
             self.rows += 1
@@ -286,8 +289,8 @@ class Bm25Index:
         if listed is not None:
             slots = np.concatenate([slots, np.frombuffer(listed[0], dtype=np.int32)])
             f = np.concatenate([f, np.frombuffer(listed[1], dtype=np.float32)])
-        live = self.alive[slots]
-        if not live.all():
+        if self.rows < self.count:  # some slots dropped since
+            live = self.alive[slots]
             slots, f = slots[live], f[live]
         return slots, f
 
@@ -299,38 +302,43 @@ class Bm25Index:
         n_rows, n_tokens = self.fts_rows, self.fts_tokens
         if not tokens or n_rows <= 0:
             return []
-        avgdl = n_tokens / n_rows
-        lengths = self.lengths
-        parts_slots: list[np.ndarray] = []
-        parts_score: list[np.ndarray] = []
-        rarest = None
-        for token in tokens:
-            slots, f = self.postings(token)
-            hits = len(slots)
-            rarest = hits if rarest is None else min(rarest, hits)
-            idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            d = lengths[slots]
-            parts_slots.append(slots)
-            parts_score.append(idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))))
-        every = np.concatenate(parts_slots)
+        lists = [self.postings(token) for token in tokens]
+        every = np.concatenate([slots for slots, _ in lists])
         if every.size == 0:
             return []
-        scores = np.bincount(every, weights=np.concatenate(parts_score), minlength=self.count)
-        matched = np.flatnonzero(scores)  # every match scores > 0: weights and IDFs are
+        f = np.concatenate([weights for _, weights in lists])
+        idf = np.repeat([_idf(n_rows, len(slots)) for slots, _ in lists],
+                        [len(slots) for slots, _ in lists])
+        # FTS5's operations in its order (``fts5Bm25Function``); ``_norms`` holds each
+        # row's ``k1 * (1 - b + b * D / avgdl)``, the same double as computed per row.
+        each = idf * ((f * (K1 + 1.0)) / (f + self._norms(n_tokens / n_rows)[every]))
+        # Summed per row in the query's phrase order, from 0.0, as FTS5 sums them.
+        scores = np.bincount(every, weights=each, minlength=self.count)
+        matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
         ids = self.ids[matched]
-        if rarest is not None and rarest > newest and len(matched) > newest:
+        if min(len(slots) for slots, _ in lists) > newest and len(matched) > newest:
             floor = np.partition(ids, len(ids) - newest)[len(ids) - newest]
             keep = ids >= floor
             matched, ids = matched[keep], ids[keep]
-        got = scores[matched]
-        if len(got) > fetch:
-            cut = np.partition(-got, fetch - 1)[fetch - 1]
-            keep = -got <= cut  # the ties at the cut too: ordered by id below
-            got, ids = got[keep], ids[keep]
-        order = np.lexsort((ids, -got))[:fetch]
-        return [(int(i), -float(s)) for i, s in zip(ids[order], got[order], strict=True)]
+        neg = -scores[matched]
+        if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
+            chosen = np.flatnonzero(neg <= np.partition(neg, fetch - 1)[fetch - 1])
+            neg, ids = neg[chosen], ids[chosen]
+        order = np.lexsort((ids, neg))[:fetch]
+        return [(int(i), float(s)) for i, s in zip(ids[order], neg[order], strict=True)]
+
+    def _norms(self, avgdl: float) -> np.ndarray:
+        """Each row's ``k1 * (1 - b + b * D / avgdl)``, kept while ``avgdl`` holds."""
+        if self._norm_avgdl != avgdl or len(self._norm) != len(self.lengths):
+            self._norm = K1 * (1 - B + B * self.lengths / avgdl)
+            self._norm_avgdl = avgdl
+        return self._norm
+
+
+def _idf(n_rows: int, hits: int) -> float:
+    """FTS5's IDF of a phrase in ``hits`` of ``n_rows`` rows (<= 0 becomes 1e-6)."""
+    idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else 1e-6
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
