@@ -235,12 +235,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _observations(db: Path) -> int:
+    import apsw
+
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return int(conn.execute("SELECT count(*) FROM observations").fetchall()[0][0])
+    finally:
+        conn.close()
+
+
 class MemliteWorker:
     """memlite's worker on a copy of ``db``; ``stop`` asks it, then makes sure by pid."""
 
     def __init__(self, db: Path, data: Path, model_cache: Path) -> None:
         data.mkdir(parents=True)
         shutil.copy(db, data / db.name)
+        self.data = data
+        self.size = _observations(data / db.name)
         self.env = {**os.environ, "MEMLITE_DATA_DIR": str(data), "MEMLITE_EMBEDDER": EMBEDDER,
                     "MEMLITE_MODEL_CACHE": str(model_cache),
                     "MEMLITE_WORKER_PORT": str(_free_port())}
@@ -254,11 +266,27 @@ class MemliteWorker:
         while time.monotonic() < end:
             status = get_json(self.port, "/api/embedder", self.token)
             if status.get("state") == "ready":
+                self.wait_full_text_index(end)
                 return status
             if status.get("state") in ("failed", "off"):
                 raise RuntimeError(f"memlite's embedder: {status}")
             time.sleep(0.5)
         raise RuntimeError("memlite's embedder did not become ready")
+
+    def wait_full_text_index(self, end: float) -> None:
+        """A database of ``bm25_index.MIN_ROWS`` observations or more: wait until the
+        worker's in-memory full-text index is built (its log says so; started at the
+        worker's start, ~1 s at 10,000, FTS5 answering meanwhile)."""
+        from memlite.storage import bm25_index
+
+        if self.size < bm25_index.MIN_ROWS:
+            return
+        logfile = self.data / "worker.log"
+        while time.monotonic() < end:
+            if logfile.exists() and bm25_index.BUILT in logfile.read_text(errors="replace"):
+                return
+            time.sleep(0.5)
+        raise RuntimeError("memlite's full-text index was not built")
 
     def stop(self) -> None:
         try:

@@ -31,6 +31,7 @@ PIECES = (
     ("BM25 list, no coverage, 50 deep", "cpu"),
     ("BM25 list + term coverage, 50 deep (what hybrid runs)", "cpu"),
     ("BM25 list, 20 deep (what mode=fts runs)", "cpu"),
+    ("BM25 list, 20 deep, FTS5 alone (no in-memory index)", "cpu"),
     ("query embedding, MiniLM (wall)", "wall"),
     ("KNN, sign-bit index + rescoring (what search runs)", "cpu"),
     ("KNN, exact vec0 (for comparison)", "cpu"),
@@ -49,8 +50,8 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
             ) -> list[tuple[str, float]]:
     """Median per query of each piece, in ms (one warm-up round first)."""
     from memlite.http import queries
+    from memlite.storage import bm25_index, vector_index
     from memlite.storage import search as engine
-    from memlite.storage import vector_index
     from memlite.storage.db import connect
     from memlite.storage.fts import search_prompts, search_summaries
     from memlite.storage.fts_lists import fts_list
@@ -59,6 +60,16 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
     conn = connect(db_dir, writer=False)
     none = engine.Filters()
     taken: dict[str, list[float]] = {}
+    # The in-memory full-text index (``bm25_index``) as the worker has it once built at
+    # its start; FTS5 alone beside it (the same list: tests/storage/test_bm25_index.py).
+    bm25_index.warm(conn)
+
+    def fts5_alone(q: str) -> Any:
+        real, bm25_index.top = bm25_index.top, lambda *_a, **_k: None
+        try:
+            return fts_list(conn, q, none, 20)
+        finally:
+            bm25_index.top = real
 
     def timed(name: str, fn: Callable[[], Any]) -> Any:
         clock = time.perf_counter if dict(PIECES)[name] == "wall" else time.thread_time
@@ -75,26 +86,27 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
                 timed(PIECES[1][0], lambda q=q: fts_list(conn, q, none, 50))
                 timed(PIECES[2][0], lambda q=q: fts_list(conn, q, none, 50, coverage=True))
                 timed(PIECES[3][0], lambda q=q: fts_list(conn, q, none, 20))
-                matrix = timed(PIECES[4][0], lambda q=q: embedder.embed([q]))
+                timed(PIECES[4][0], lambda q=q: fts5_alone(q))
+                matrix = timed(PIECES[5][0], lambda q=q: embedder.embed([q]))
                 vector = np.asarray(matrix[0], dtype="<f4").tobytes()
-                timed(PIECES[5][0], lambda v=vector: vector_index.nearest(
+                timed(PIECES[6][0], lambda v=vector: vector_index.nearest(
                     conn, v, None, 50, none.where("o")))
-                timed(PIECES[6][0], lambda v=vector: conn.execute(
+                timed(PIECES[7][0], lambda v=vector: conn.execute(
                     f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
                     "WHERE embedding MATCH ? AND k = ? ORDER BY distance", (v, 50)).fetchall())
-                found = timed(PIECES[7][0], lambda q=q, v=vector: engine.search(
+                found = timed(PIECES[8][0], lambda q=q, v=vector: engine.search(
                     conn, q, mode="hybrid", filters=none, query_vector=v, limit=20))
-                timed(PIECES[8][0], lambda q=q: engine.search(conn, q, mode="fts",
+                timed(PIECES[9][0], lambda q=q: engine.search(conn, q, mode="fts",
                                                               filters=none, limit=20))
                 ids = [hit.observation.id for hit in found.hits]
-                timed(PIECES[9][0], lambda ids=ids: engine.get_observations(conn, ids))
-                timed(PIECES[10][0], lambda f=found: [queries._ranked_json(h) for h in f.hits])
-                body = timed(PIECES[12][0], lambda q=q, v=vector: queries.search(
+                timed(PIECES[10][0], lambda ids=ids: engine.get_observations(conn, ids))
+                timed(PIECES[11][0], lambda f=found: [queries._ranked_json(h) for h in f.hits])
+                body = timed(PIECES[13][0], lambda q=q, v=vector: queries.search(
                     conn, q, mode="hybrid", filters=none, limit=20, vector=v))
-                timed(PIECES[11][0], lambda b=body: json.dumps(b))
-                timed(PIECES[13][0], lambda q=q: queries.search(
+                timed(PIECES[12][0], lambda b=body: json.dumps(b))
+                timed(PIECES[14][0], lambda q=q: queries.search(
                     conn, q, mode="fts", filters=none, limit=20, vector=None))
-                timed(PIECES[14][0], lambda q=q: queries.index(
+                timed(PIECES[15][0], lambda q=q: queries.index(
                     conn, q, mode="fts", filters=none, limit=20, vector=None))
             if round_ == 0:
                 taken.clear()

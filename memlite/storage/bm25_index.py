@@ -57,6 +57,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from array import array
 from collections.abc import Sequence
 from typing import Any
@@ -85,6 +86,8 @@ TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # the FTS table
 _COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
             "files_read || ' ' || files_modified FROM observations")
 """The values the insert trigger gives FTS5 (``schema._obs_fts_values``)."""
+BUILT = "full-text index built"
+"""The worker log's line when a build is done (benchmarks wait for it)."""
 _MERGE_SHARE = 0.25
 _MERGE_AT = 500_000
 """Added postings past which they are merged into the arrays even when fewer than a
@@ -178,30 +181,47 @@ class Bm25Index:
             self.by_id.pop(int(self.ids[slot]), None)
 
     def merge(self) -> None:
-        """Fold the added postings into the arrays (sorted by term, then slot)."""
+        """Fold the added postings into the arrays (by term, then slot), leaving out
+        the dropped rows' postings.
+
+        Added slots are newer than every merged one, so each term's added postings go
+        after its merged ones, already in slot order: the merged postings move by the
+        count of postings added to the terms before theirs, with no sort. Temporaries:
+        one int32 position per merged posting (26 MB at 100,000 observations)."""
         if not self.added:
             return
         nterms = len(self.terms)
-        old = np.diff(self.starts)
-        term_of = np.repeat(np.arange(len(old), dtype=np.int64), old)
-        add_terms = np.concatenate([np.full(len(listed[0]), tid, dtype=np.int64)
-                                    for tid, listed in self.added.items()])
-        add_slots = np.concatenate([np.frombuffer(listed[0], dtype=np.int32)
-                                    for listed in self.added.values()])
-        add_f = np.concatenate([np.frombuffer(listed[1], dtype=np.float32)
-                                for listed in self.added.values()]).astype(np.float64)
-        all_terms = np.concatenate([term_of, add_terms])
-        all_slots = np.concatenate([self.slots, add_slots])
-        all_f = np.concatenate([self.weights.astype(np.float64), add_f])
-        keep = self.alive[all_slots]
-        all_terms, all_slots, all_f = all_terms[keep], all_slots[keep], all_f[keep]
-        order = np.lexsort((all_slots, all_terms))
-        self.slots = all_slots[order]
-        wide = all_f[order]
-        exact = wide.size == 0 or float(wide.max()) <= 65_535.0
-        self.weights = wide.astype(np.uint16 if exact else np.float32)
-        self.starts = np.zeros(nterms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(all_terms, minlength=nterms), out=self.starts[1:])
+        slots, weights, starts = self.slots, self.weights, self.starts
+        if self.rows < self.count and len(slots):  # drop the dropped rows' postings
+            keep = self.alive[slots]
+            if not keep.all():
+                before = np.zeros(len(keep) + 1, dtype=np.int64)
+                np.cumsum(keep, out=before[1:])
+                slots, weights, starts = slots[keep], weights[keep], before[starts]
+        old = np.zeros(nterms, dtype=np.int64)
+        old[:len(starts) - 1] = np.diff(starts)
+        added = np.zeros(nterms, dtype=np.int64)
+        for tid, listed in self.added.items():
+            added[tid] = len(listed[0])
+        new_starts = np.zeros(nterms + 1, dtype=np.int64)
+        np.cumsum(old + added, out=new_starts[1:])
+        wide = max((max(listed[1]) for listed in self.added.values() if listed[1]),
+                   default=0.0) > 65_535.0 or weights.dtype != np.uint16
+        out_slots = np.empty(int(new_starts[-1]), dtype=np.int32)
+        out_weights = np.empty(len(out_slots), dtype=np.float32 if wide else np.uint16)
+        if len(slots):  # merged posting j of term t moves by the postings added before t
+            shift = (new_starts[:-1] - np.concatenate(([0], np.cumsum(old)[:-1]))).astype(
+                np.int64 if len(out_slots) >= 2**31 else np.int32)
+            at = np.repeat(shift, old)
+            at += np.arange(len(slots), dtype=at.dtype)
+            out_slots[at] = slots
+            out_weights[at] = weights
+            del at
+        for tid, (listed_slots, listed_f) in self.added.items():
+            lo = int(new_starts[tid] + old[tid])
+            out_slots[lo:lo + len(listed_slots)] = np.frombuffer(listed_slots, dtype=np.int32)
+            out_weights[lo:lo + len(listed_f)] = np.frombuffer(listed_f, dtype=np.float32)
+        self.slots, self.weights, self.starts = out_slots, out_weights, new_starts
         self.added = {}
         self.added_count = 0
 
@@ -457,15 +477,19 @@ def build_soon(conn: apsw.Connection) -> bool:
 
 def _build(filename: str) -> None:
     try:
+        started = time.monotonic()
         conn = connect(filename, writer=False)
         try:
             index = Bm25Index()
             with index.lock:
-                index.refresh(conn)
+                ready = index.refresh(conn)
         finally:
             conn.close()
         with _GUARD:
             _INDEXES[filename] = index
+        log.info("%s: %d observations, %d terms, %.1f MB in %.1f s", BUILT if ready else
+                 "full-text index not usable (FTS5 answers)", index.rows, len(index.terms),
+                 index.nbytes() / 1e6, time.monotonic() - started)
     except Exception:  # a search never depends on it: FTS5 answers instead
         log.exception("the in-memory full-text index could not be built")
     finally:

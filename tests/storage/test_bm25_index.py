@@ -210,3 +210,34 @@ def test_a_stored_database_keeps_its_answers_through_a_reopen(data_dir, add_obse
         _same(bm25_index.top(reader, query, 30, 10**9), _fts5(db, query, 30))
     finally:
         reader.close()
+
+
+def test_a_merge_keeps_every_answer(db, add_observation):
+    """Postings added since the build, and dropped rows, folded into the arrays: the
+    same answers before and after, and FTS5's."""
+    ids = _fill(add_observation, 80)
+    assert bm25_index.warm(db)
+    _fill(add_observation, 15, seed=6)
+    with db:
+        db.execute("DELETE FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+                   (str(ids[1::4]).replace(" ", ""),))
+    queries = [fts_query(text, any_term=True) for text in QUERIES]
+    before = [bm25_index.top(db, query, 60, 10**9) for query in queries]
+    index = bm25_index._INDEXES[db.filename]
+    assert index.added  # the rows added since the build are still listed apart
+    with index.lock:
+        index.merge()
+    assert not index.added
+    assert not np.isin(index.slots, np.flatnonzero(~index.alive[:index.count])).any()
+    for query, earlier in zip(queries, before, strict=True):
+        assert bm25_index.top(db, query, 60, 10**9) == earlier
+        _same(earlier, _fts5(db, query, 60))
+
+
+def test_a_weighted_count_past_uint16_is_kept_exact(db, add_observation):
+    _fill(add_observation, 20)
+    add_observation(title="flood", narrative="zebra " * 70_000)  # f = 70,000 > 65,535
+    assert bm25_index.warm(db)
+    assert bm25_index._INDEXES[db.filename].weights.dtype == np.float32
+    query = fts_query("zebra cache", any_term=True)
+    _same(bm25_index.top(db, query, 10, 10**9), _fts5(db, query, 10))

@@ -1,0 +1,58 @@
+"""A worker started on a large database builds its in-memory full-text index at once, on
+a thread of its own (``memlite.storage.bm25_index``), and says so in its log."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from functools import partial
+
+import trio
+
+from memlite import storage
+from memlite import tree as root
+from memlite.config import load_settings
+from memlite.storage import bm25_index
+from memlite.storage.db import db_path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _building() -> bool:
+    return any(t.name == "memlite-bm25-build" for t in threading.enumerate())
+
+
+async def test_a_worker_on_a_large_database_builds_the_index_at_start(data_dir, monkeypatch,
+                                                                      caplog):
+    monkeypatch.setenv("MEMLITE_WORKER_PORT", str(_free_port()))
+    monkeypatch.setattr(bm25_index, "MIN_ROWS", 20)  # "large": the real one is 2,500
+    bm25_index.reset()
+    conn = storage.connect(data_dir)
+    try:
+        with conn:
+            for i in range(25):
+                storage.insert_observation(conn, storage.NewObservation(
+                    session_id="s1", project="/repo/a", type="discovery",
+                    title=f"cache parser step {i}", narrative=f"retry number {i}"))
+    finally:
+        conn.close()
+    key = str(db_path(data_dir))
+    shutdown = trio.Event()
+    caplog.set_level("INFO", logger="memlite.storage.bm25_index")
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(root.run_root, load_settings(data_dir),
+                                        shutdown=shutdown))
+            with trio.fail_after(30):  # no search asked for it
+                while key not in bm25_index._INDEXES or _building():
+                    await trio.sleep(0.02)
+            shutdown.set()
+        index = bm25_index._INDEXES[key]
+        assert index.rows == 25
+        assert any(bm25_index.BUILT in r.getMessage() for r in caplog.records)
+    finally:
+        bm25_index.reset()
