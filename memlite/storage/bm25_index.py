@@ -69,8 +69,8 @@ from memlite.storage.db import connect
 from memlite.storage.fts import OBSERVATION_WEIGHTS
 from memlite.storage.sqlvalue import integer_or_none
 
-__all__ = ["MEMORY_BUDGET", "MIN_ROWS", "Bm25Index", "build_soon", "phrase_tokens", "reset",
-           "top", "warm"]
+__all__ = ["MEMORY_BUDGET", "MIN_ROWS", "Bm25Index", "build_soon", "coverage", "phrase_tokens",
+           "reset", "top", "warm"]
 
 log = logging.getLogger(__name__)
 
@@ -524,3 +524,33 @@ def top(conn: apsw.Connection, query: str, fetch: int,
                 del _INDEXES[filename]
         build_soon(conn)
     return None
+
+
+def coverage(conn: apsw.Connection, phrases: Sequence[Sequence[str]],
+             ids: Sequence[int]) -> dict[int, float] | None:
+    """For each of ``ids``, the share of ``phrases`` (each a term's tokens) it holds
+    every token of, from the postings (``fts_lists._covered``'s shares, without reading
+    or tokenizing a row); None when the index cannot say (not built, not current, an id
+    it does not hold)."""
+    with _GUARD:
+        index = _INDEXES.get(conn.filename) if conn.filename else None
+    if index is None:
+        return None
+    with index.lock:
+        if not index.refresh(conn, rebuild=False):
+            return None
+        slots = [index.by_id.get(int(oid)) for oid in ids]
+        if any(slot is None for slot in slots):
+            return None
+        if not phrases or not ids:
+            return {}
+        at = np.asarray(slots, dtype=np.int64)
+        held = np.zeros(len(at), dtype=np.int64)
+        for phrase in phrases:
+            holds = np.ones(len(at), dtype=bool)
+            for token in phrase:
+                mark = np.zeros(index.count, dtype=bool)
+                mark[index.postings(token)[0]] = True
+                holds &= mark[at]
+            held += holds
+    return {int(oid): int(n) / len(phrases) for oid, n in zip(ids, held, strict=True)}

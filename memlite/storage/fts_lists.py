@@ -80,9 +80,7 @@ def _covered(conn: apsw.Connection, text: str, ids: Sequence[int], *,
     Also returns the ``Fact`` of each row it read (``Listed.facts``), read with its text.
     """
     tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
-    terms = query_terms(text)
-    content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
-    phrases = [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
+    phrases = _phrases(tokenize, text)
     if not phrases or not ids:
         return {}, {}
     if matched and len(phrases) == 1:
@@ -95,6 +93,14 @@ def _covered(conn: apsw.Connection, text: str, ids: Sequence[int], *,
     shares = {integer(r[0]): sum(1 for p in phrases if tokens.issuperset(p)) / len(phrases)
               for r, tokens in zip(rows, held, strict=True)}
     return shares, {integer(r[0]): (integer(r[2]), str(r[3]), str(r[4])) for r in rows}
+
+
+def _phrases(tokenize: Any, text: str) -> list[tuple[str, ...]]:
+    """The query's terms as full text searched them (small words dropped, each term's
+    tokens from the FTS tokenizer), the ones with tokens."""
+    terms = query_terms(text)
+    content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
+    return [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
 
 
 _ROW_TEXT = ("SELECT id, " + " || ' ' || ".join(
@@ -148,14 +154,21 @@ def fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
     if query is None:
         return Listed([], {})
     rows = _fts_indexed(conn, query, filters, depth)
+    indexed = rows is not None
     if rows is None:
         plan = fts_split.plan(conn, query)  # once: both paths score the query the same way
         rows = _fts_dominant(conn, query, plan, filters, depth)
         if rows is None:
             rows = _fts_joined(conn, query, plan, filters, depth)
     ids = [r[0] for r in rows]
-    shares, facts = _covered(conn, text, ids, matched=True) if coverage else ({}, {})
-    return Listed(ids, {r[0]: r[1] for r in rows}, shares, facts)
+    shares: dict[int, float] | None = None
+    facts: dict[int, Fact] = {}
+    if coverage and indexed:  # from the postings: no row read or tokenized
+        tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
+        shares = bm25_index.coverage(conn, _phrases(tokenize, text), ids)
+    if coverage and shares is None:
+        shares, facts = _covered(conn, text, ids, matched=True)
+    return Listed(ids, {r[0]: r[1] for r in rows}, shares or {}, facts)
 
 
 def _dominant(conn: apsw.Connection, filters: Filters) -> bool:

@@ -174,7 +174,22 @@ def test_the_full_text_list_is_the_same_with_or_without_it(db, add_observation, 
         monkeypatch.undo()
         monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
         assert bm25_index.warm(db)
-        assert fts_lists.fts_list(db, text, filters, 20, coverage=True) == without
+        listed = fts_lists.fts_list(db, text, filters, 20, coverage=True)
+        # The same list and shares; a list the index answered reads no row, so it
+        # brings no facts (the search reads them with the other candidates').
+        assert (listed.ids, listed.measure, listed.coverage) == \
+            (without.ids, without.measure, without.coverage)
+        assert set(listed.facts) <= set(without.facts)
+
+
+@pytest.mark.parametrize("text", [*QUERIES, "src/cache.py parser", "the of", "don't cache"])
+def test_term_coverage_from_the_postings_is_the_row_by_rows(db, add_observation, text):
+    ids = _fill(add_observation, 120)
+    assert bm25_index.warm(db)
+    tokenize = db.fts5_tokenizer(*bm25_index.TOKENIZER)
+    got = bm25_index.coverage(db, fts_lists._phrases(tokenize, text), ids)
+    assert got == fts_lists._coverage(db, text, ids)
+    assert bm25_index.coverage(db, [("cach",)], [10**6]) is None  # an id it does not hold
 
 
 def test_many_superseded_best_rows_ask_it_for_more(db, add_observation, monkeypatch):
