@@ -22,10 +22,15 @@ QUERIES = ["cache", "parser retry", "why do retries fail when parsing the invoic
            "schema migration timeout flush index queue", "nothingmatcheshere", "cache nothere"]
 
 
-@pytest.fixture(autouse=True)
-def any_size(monkeypatch):
-    """An index for every table, however small (the real threshold is 2,500 rows)."""
+@pytest.fixture(autouse=True, params=["row by row", "in chunks"])
+def any_size(monkeypatch, request):
+    """An index for every table, however small (the real threshold is 2,500 rows);
+    each test twice: rows added one by one, and in chunks of 16 past 8 rows at once
+    (the real ones: 4,096 past 256, a build's)."""
     monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
+    if request.param == "in chunks":
+        monkeypatch.setattr(bm25_index, "_BULK", 8)
+        monkeypatch.setattr(bm25_index, "_CHUNK", 16)
     bm25_index.reset()
     yield
     bm25_index.reset()
@@ -232,7 +237,7 @@ def test_a_merge_keeps_every_answer(db, add_observation):
     same answers before and after, and FTS5's."""
     ids = _fill(add_observation, 80)
     assert bm25_index.warm(db)
-    _fill(add_observation, 15, seed=6)
+    _fill(add_observation, 5, seed=6)  # fewer than a chunk: listed apart
     with db:
         db.execute("DELETE FROM observations WHERE id IN (SELECT value FROM json_each(?))",
                    (str(ids[1::4]).replace(" ", ""),))
