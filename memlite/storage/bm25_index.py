@@ -122,6 +122,7 @@ class Bm25Index:
         self.count = 0
         self.by_id: dict[int, int] = {}  # observation id -> its live slot
         self.max_id = 0
+        self.ascending = True  # ids[:count] strictly ascending (the newest slots last)
         self.totals = np.zeros(len(WEIGHTS), dtype=np.int64)  # live rows' column tokens
         self.rows = 0
         self.fts_rows = 0  # FTS5's row count and token total, at the last refresh
@@ -176,6 +177,7 @@ class Bm25Index:
             self.by_id[oid] = slot
             self.totals += lengths
             self.rows += 1
+            self.ascending = self.ascending and oid > self.max_id
             self.max_id = max(self.max_id, oid)
             if self.added_count > max(_MERGE_AT, _MERGE_SHARE * len(self.slots)):
                 self.merge()  # a build's postings in steps: arrays, not lists, hold them
@@ -217,6 +219,8 @@ class Bm25Index:
         self.by_id.update(zip(ids.tolist(), range(first, self.count), strict=True))
         self.totals += columns.sum(axis=0)
         self.rows += len(rows)
+        self.ascending = self.ascending and int(ids[0]) > self.max_id \
+            and bool((np.diff(ids) > 0).all())
         self.max_id = max(self.max_id, int(ids.max()))
         self.merge(((pairs & 0xFFFFFFFF), (pairs >> 32).astype(np.int32), f))
 
@@ -392,11 +396,13 @@ class Bm25Index:
         # Summed per row in the query's phrase order, from 0.0, as FTS5 sums them.
         scores = np.bincount(every, weights=each, minlength=self.count)
         matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
-        ids = self.ids[matched]
         if min(len(slots) for slots, _ in lists) > newest and len(matched) > newest:
-            floor = np.partition(ids, len(ids) - newest)[len(ids) - newest]
-            keep = ids >= floor
-            matched, ids = matched[keep], ids[keep]
+            if self.ascending:  # slots in id order: the newest matches are the last ones
+                matched = matched[-newest:]
+            else:
+                ids = self.ids[matched]
+                matched = matched[ids >= np.partition(ids, len(ids) - newest)[-newest]]
+        ids = self.ids[matched]
         neg = -scores[matched]
         if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
             chosen = np.flatnonzero(neg <= np.partition(neg, fetch - 1)[fetch - 1])
