@@ -264,3 +264,15 @@ def test_a_weighted_count_past_uint16_is_kept_exact(db, add_observation):
     assert bm25_index._INDEXES[db.filename].weights.dtype == np.float32
     query = fts_query("zebra cache", any_term=True)
     _same(bm25_index.top(db, query, 10, 10**9), _fts5(db, query, 10))
+
+
+def test_rows_holding_the_break_word_are_tokenized_one_by_one(db, add_observation):
+    """A build tokenizes many texts in one call with a marker word between them; rows
+    that hold that word themselves are tokenized text by text instead, same scores."""
+    _fill(add_observation, 40)
+    add_observation(title=f"cache {bm25_index._BREAK} parser", narrative=bm25_index._BREAK)
+    _fill(add_observation, 40, seed=9)
+    assert bm25_index.warm(db)
+    for text in ("cache parser", bm25_index._BREAK, "retry"):
+        query = fts_query(text, any_term=True)
+        _same(bm25_index.top(db, query, 30, 10**9), _fts5(db, query, 30))
