@@ -179,6 +179,7 @@ class WorkerTree:
             degraded=lambda: dict(self.optional.given_up),
         )
         self.readers = ReaderPool(self.services.db_path)
+        bm25_index.allow_builds()  # a large database's full-text index, on a thread
         governor = Governor(concurrency=settings["OBSERVER_CONCURRENCY"],
                             daily_tokens=settings["OBSERVER_DAILY_TOKENS"])
         backend = choose_backend(settings["OBSERVER"])

@@ -34,19 +34,28 @@ matches only.
 Only for a table of at least ``MIN_ROWS`` observations (below, FTS5 scores every match
 in at most ~2.5 ms and nothing is held in memory) and within ``MEMORY_BUDGET``.
 
-Freshness, checked before each query (two lookups, a few µs): rows with a higher id than
-any held are tokenized and added; then the held row count and per-column token totals
-must equal FTS5's averages record. When they do not (rows deleted, an id reused, a text
-changed in place), the table's ids are read (~15 ms at 100,000) and the missing rows
-dropped, the new ones added; if the totals still differ (a text changed in place), the
-index is built again. The build reads and tokenizes every row: ~0.4 s at 10,000
-observations, on the first full-text search of a large table (the worker also starts it
-at start-up, ``warm``). Postings added since the build go to per-term lists merged into
-the arrays once they hold a quarter as many.
+Freshness, checked before each search (two lookups, a few µs): rows with a higher id
+than any held are tokenized and added; then the held row count and per-column token
+totals must equal FTS5's averages record. When they do not (rows deleted), the table's
+ids are read (~15 ms at 100,000) and the missing rows dropped, the new ones added; if
+the totals still differ (a text changed in place, an id reused between two searches),
+the copy cannot say which row changed: it answers nothing (FTS5 does) and a new one is
+built. Postings added since the build go to per-term lists, merged into the arrays once
+they hold a quarter as many.
+
+Building: every row read and tokenized (one tokenizer call per 4,096 rows' texts, their
+tokens counted and weighted by numpy), on a thread of its own with its own read-only
+connection (``build_soon``): the worker starts it when it starts (``tree``), and in the
+worker (``allow_builds``) a search that finds none starts it; searches meanwhile are
+answered by FTS5, as are a one-off process's (``memlite search`` with no worker). ~0.4-0.6 s at
+10,000 observations, ~6 s at 100,000 (``bench/bench_search.py --index``), holding the
+GIL in 5 ms slices like any Python thread.
 
 Memory: per posting (a distinct term in a row) a row slot (int32) and its weighted
 count (uint16; float32 if one exceeds 65,535): ~650,000 postings at 10,000 of
-``bench_search``'s observations, 4 MB; per row its id, length and six column lengths.
+``bench_search``'s observations, 4.4 MB; 6.5 million and 43 MB at 100,000; per row its
+id, length and six column lengths, and an id -> slot dict (~5 MB at 100,000). Past
+``MEMORY_BUDGET`` the copy is dropped and FTS5 answers.
 
 Indexes live per process, keyed by database file, shared by the reader threads (a lock
 per index, held while it is read or changed).
@@ -69,8 +78,8 @@ from memlite.storage.db import connect
 from memlite.storage.fts import OBSERVATION_WEIGHTS
 from memlite.storage.sqlvalue import integer_or_none
 
-__all__ = ["MEMORY_BUDGET", "MIN_ROWS", "Bm25Index", "build_soon", "coverage", "phrase_tokens",
-           "reset", "top", "warm"]
+__all__ = ["MEMORY_BUDGET", "MIN_ROWS", "Bm25Index", "allow_builds", "build_soon", "coverage",
+           "phrase_tokens", "reset", "top", "warm"]
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +117,7 @@ class Bm25Index:
         self.lock = threading.Lock()
         self.too_big = False
         self.stale = False
+        self.unusable = False  # built, and its totals still were not FTS5's
         self._clear()
 
     def _clear(self) -> None:
@@ -129,7 +139,6 @@ class Bm25Index:
         self.rows = 0
         self.fts_rows = 0  # FTS5's row count and token total, at the last refresh
         self.fts_tokens = 0
-        self.failed: bytes | None = None  # FTS5's averages when held totals disagreed
         self._norm = np.zeros(0, dtype=np.float64)
         self._norm_avgdl = 0.0
 
@@ -320,12 +329,11 @@ class Bm25Index:
         Without ``rebuild``, an index whose totals still disagree with FTS5's after
         dropping and adding rows (a text changed in place) is not built again here: it
         says so in ``stale`` and answers nothing."""
-        if self.too_big or self.stale:
+        if self.too_big or self.stale or self.unusable:
             return False
         averages = _averages(conn)
-        if averages is None or (self.failed is not None and self.failed == averages):
+        if averages is None:
             return False
-        self.failed = None
         tokenize = conn.fts5_tokenizer(*TOKENIZER)
         top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations")
                               .fetchall()[0][0]) or 0
@@ -342,8 +350,10 @@ class Bm25Index:
                 averages = _averages(conn)
                 self._add_rows(tokenize, conn.execute(f"{_COLUMNS} ORDER BY id").fetchall())
                 if averages is None or not self._agrees(averages):
-                    self._clear()  # its tokens differ from FTS5's own: FTS5 answers
-                    self.failed = averages
+                    self._clear()  # its tokens differ from FTS5's own: FTS5 answers,
+                    self.unusable = True  # in this process from now on
+                    log.warning("the in-memory full-text index does not match FTS5's "
+                                "(another tokenizer version?): FTS5 answers")
                     return False
         if self.added_count > _MERGE_SHARE * max(len(self.slots), 1):
             self.merge()
@@ -512,6 +522,7 @@ def phrase_tokens(conn: apsw.Connection, query: str) -> list[str] | None:
 
 _INDEXES: dict[str, Bm25Index] = {}
 _BUILDING: set[str] = set()
+_AUTO_BUILD = False
 _GUARD = threading.Lock()
 
 
@@ -543,6 +554,14 @@ def warm(conn: apsw.Connection) -> bool:
         return ready
     with index.lock:
         return index.refresh(conn)
+
+
+def allow_builds(allowed: bool = True) -> None:
+    """Let a search that finds no index start its build (``build_soon``): the worker
+    does at its start; a one-off process (``memlite search`` with the worker down) does
+    not, and FTS5 answers it."""
+    global _AUTO_BUILD
+    _AUTO_BUILD = allowed
 
 
 def build_soon(conn: apsw.Connection) -> bool:
@@ -595,7 +614,8 @@ def top(conn: apsw.Connection, query: str, fetch: int,
     with _GUARD:
         index = _INDEXES.get(filename)
     if index is None:
-        build_soon(conn)
+        if _AUTO_BUILD:
+            build_soon(conn)
         return None
     tokens = phrase_tokens(conn, query)
     if tokens is None:
@@ -608,7 +628,8 @@ def top(conn: apsw.Connection, query: str, fetch: int,
         with _GUARD:
             if _INDEXES.get(filename) is index:
                 del _INDEXES[filename]
-        build_soon(conn)
+        if _AUTO_BUILD:
+            build_soon(conn)
     return None
 
 

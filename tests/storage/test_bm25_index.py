@@ -28,6 +28,7 @@ def any_size(monkeypatch, request):
     each test twice: rows added one by one, and in chunks of 16 past 8 rows at once
     (the real ones: 4,096 past 256, a build's)."""
     monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
+    monkeypatch.setattr(bm25_index, "_AUTO_BUILD", True)  # as in the worker
     if request.param == "in chunks":
         monkeypatch.setattr(bm25_index, "_BULK", 8)
         monkeypatch.setattr(bm25_index, "_CHUNK", 16)
@@ -276,3 +277,27 @@ def test_rows_holding_the_break_word_are_tokenized_one_by_one(db, add_observatio
     for text in ("cache parser", bm25_index._BREAK, "retry"):
         query = fts_query(text, any_term=True)
         _same(bm25_index.top(db, query, 30, 10**9), _fts5(db, query, 30))
+
+
+def test_a_one_off_process_starts_no_build(db, add_observation, monkeypatch):
+    """Outside the worker (``memlite search`` with the worker down) FTS5 answers and no
+    thread is started for a copy the process would not live to use."""
+    monkeypatch.setattr(bm25_index, "_AUTO_BUILD", False)
+    _fill(add_observation, 30)
+    assert fts_lists.fts_list(db, "cache parser", Filters(), 10).ids
+    assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
+    assert db.filename not in bm25_index._INDEXES
+    assert db.filename not in bm25_index._BUILDING
+
+
+def test_a_copy_whose_tokens_are_not_fts5s_is_given_up(db, add_observation, monkeypatch):
+    _fill(add_observation, 30)
+    real = bm25_index._tokens
+    monkeypatch.setattr(bm25_index, "_tokens", lambda tok, text: [*real(tok, text), "extra"])
+    assert not bm25_index.warm(db)
+    index = bm25_index._INDEXES[db.filename]
+    assert index.unusable and index.count == 0
+    monkeypatch.setattr(bm25_index, "_tokens", real)
+    _fill(add_observation, 5, seed=11)  # the table changes: still given up, no rebuild
+    assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
+    assert index.count == 0
