@@ -265,6 +265,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     main_search = _main_search()
     pool = concurrent.futures.ThreadPoolExecutor(1)
     overlap_fts, overlap_hybrid, single, single_cpu = [], [], [], []
+    overlap_fts5: list[float] = []
     single2, single2_cpu, same_hits = [], [], []
 
     def run_hybrid(text: str, vec: bytes, key: str):
@@ -342,6 +343,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
                 if round_ == 1:
                     for overlaps, a, b in (
                             (overlap_fts, ("fts", "whole"), ("fts", "now")),
+                            (overlap_fts5, ("fts", "whole"), ("fts", "fts5")),
                             (overlap_hybrid, ("hybrid", "before"), ("hybrid", "prev"))):
                         if a in tops:
                             overlaps.append(len(set(tops[a]) & set(tops[b]))
@@ -354,6 +356,7 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     out["fts_cost"] = fts_cost(conn, qs, project)
     out["fts_pieces"] = fts_pieces(conn, qs, project)
     out["fts_overlap10"] = float(np.mean(overlap_fts))
+    out["fts5_overlap10"] = float(np.mean(overlap_fts5)) if overlap_fts5 else float("nan")
     out["hybrid_overlap10"] = float(np.mean(overlap_hybrid)) if overlap_hybrid else None
     out["search"] = {key: (_p(v, 0.5), _p(v, 0.95)) for key, v in samples.items()}
     out["cpu"] = {key: _p(v, 0.5) for key, v in cpu_samples.items()}
@@ -457,11 +460,13 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         "|---|---|---:|---:|---:|---:|",
         *[x for x in rows if x is not None],
         "",
-        f"Full text now keeps {r['fts_overlap10']:.3f} of the whole query's top 10 (the "
-        "split leaves out rows holding frequent terms only; the newest window changes "
-        f"queries with no selective term and more than {fts_split.BUDGET:,} matches, such "
-        f"as one common word; below {fts_split.BUDGET:,} matches, every eval corpus, the "
-        "whole query runs, so the evals' figures do not change)."
+        f"Full text now keeps {r['fts_overlap10']:.3f} of the whole query's top 10, and "
+        f"main's FTS5 path {r['fts5_overlap10']:.3f} (now every match is scored, with "
+        "FTS5's own scores; main's split left out rows holding frequent terms only; both "
+        f"rank a query with no selective term and more than {fts_split.BUDGET:,} matches, "
+        f"such as one common word, among its newest {fts_split.BUDGET:,}; below "
+        f"{fts_split.BUDGET:,} matches, every eval corpus, the whole query runs, so the "
+        "evals' figures do not change)."
         f"{hybrid_overlap} "
         f"Recall of the index against the exact KNN (raw neighbours, same 50 queries): "
         f"{recall}. Index now: {r['index_rows']:,} rows, {r['index_bytes'] / 1e6:.1f} MB "

@@ -93,8 +93,9 @@ B = 0.75
 WEIGHTS = tuple(float(w) for w in OBSERVATION_WEIGHTS.split(","))
 TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # the FTS table's
 _COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
-            "files_read || ' ' || files_modified FROM observations")
-"""The values the insert trigger gives FTS5 (``schema._obs_fts_values``)."""
+            "files_read || ' ' || files_modified, project FROM observations")
+"""The values the insert trigger gives FTS5 (``schema._obs_fts_values``), then the
+row's project."""
 BUILT = "full-text index built"
 """The worker log's line when a build is done (benchmarks wait for it)."""
 _MERGE_SHARE = 0.25
@@ -131,6 +132,8 @@ class Bm25Index:
         self.alive = np.zeros(0, dtype=bool)
         self.lengths = np.zeros(0, dtype=np.float64)  # tokens in all columns
         self.columns = np.zeros((0, len(WEIGHTS)), dtype=np.int32)  # tokens per column
+        self.projects: dict[str, int] = {}
+        self.project_of = np.zeros(0, dtype=np.int32)  # slot -> code in ``projects``
         self.count = 0
         self.by_id: dict[int, int] = {}  # observation id -> its live slot
         self.max_id = 0
@@ -153,6 +156,7 @@ class Bm25Index:
             self.alive = _grown(self.alive, size)
             self.lengths = _grown(self.lengths, size)
             self.columns = _grown(self.columns, size)
+            self.project_of = _grown(self.project_of, size)
         if len(rows) >= _BULK:
             for start in range(0, len(rows), _CHUNK):
                 self._add_chunk(tokenize, rows[start:start + _CHUNK])
@@ -182,6 +186,7 @@ class Bm25Index:
                 listed[1].append(f)
             self.added_count += len(weighted)
             self.ids[slot] = oid
+            self.project_of[slot] = self._project_code(row[len(WEIGHTS) + 1])
             self.alive[slot] = True
             self.lengths[slot] = float(lengths.sum())
             self._norm_avgdl = 0.0  # a new length: recomputed at the next query
@@ -213,6 +218,8 @@ class Bm25Index:
         ids = np.fromiter((int(row[0]) for row in rows), dtype=np.int64, count=len(rows))
         self.count += len(rows)
         self.ids[first:self.count] = ids
+        self.project_of[first:self.count] = [self._project_code(row[len(WEIGHTS) + 1])
+                                             for row in rows]
         self.alive[first:self.count] = True
         self.columns[first:self.count] = columns
         self.lengths[first:self.count] = columns.sum(axis=1)
@@ -224,6 +231,9 @@ class Bm25Index:
             and bool((np.diff(ids) > 0).all())
         self.max_id = max(self.max_id, int(ids.max()))
         self.merge(((pairs & 0xFFFFFFFF), (pairs >> 32).astype(np.int32), f))
+
+    def _project_code(self, project: Any) -> int:
+        return self.projects.setdefault(str(project), len(self.projects))
 
     def _tokenized(self, tokenize: Any, texts: list[Any]) -> tuple[np.ndarray, list[int]]:
         """The term ids of ``texts``' tokens, in order (new terms added), and each
@@ -321,6 +331,7 @@ class Bm25Index:
     def nbytes(self) -> int:
         return int(self.slots.nbytes + self.weights.nbytes + self.ids.nbytes
                    + self.lengths.nbytes + self.columns.nbytes + self.alive.nbytes
+                   + self.project_of.nbytes
                    + self.starts.nbytes + 8 * self.added_count)
 
     def refresh(self, conn: apsw.Connection, *, rebuild: bool = True) -> bool:
@@ -408,11 +419,13 @@ class Bm25Index:
             slots, f = slots[live], f[live]
         return slots, f
 
-    def best(self, tokens: Sequence[str], fetch: int, newest: int) -> list[tuple[int, float]]:
+    def best(self, tokens: Sequence[str], fetch: int, newest: int,
+             project: str | None = None) -> list[tuple[int, float]]:
         """The ``fetch`` best ``(id, bm25)`` of the any-term query over ``tokens`` (one
-        per phrase, in the query's order), best (lowest) first, ties by id; all of them
-        when every token is in more than ``newest`` rows, among the newest ``newest``
-        matches only (``fts_split.newest_floor``'s rule)."""
+        per phrase, in the query's order) among the rows of ``project`` (None: all),
+        best (lowest) first, ties by id; when every token is in more than ``newest``
+        rows of the table, among the newest ``newest`` of those matches only
+        (``fts_split.newest_floor``'s rule). The IDFs are the whole table's, as FTS5's."""
         n_rows, n_tokens = self.fts_rows, self.fts_tokens
         if not tokens or n_rows <= 0:
             return []
@@ -429,6 +442,11 @@ class Bm25Index:
         # Summed per row in the query's phrase order, from 0.0, as FTS5 sums them.
         scores = np.bincount(every, weights=each, minlength=self.count)
         matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
+        if project is not None:
+            code = self.projects.get(project)
+            if code is None:
+                return []
+            matched = matched[self.project_of[matched] == code]
         if min(len(slots) for slots, _ in lists) > newest and len(matched) > newest:
             if self.ascending:  # slots in id order: the newest matches are the last ones
                 matched = matched[-newest:]
@@ -602,12 +620,12 @@ def _build(filename: str) -> None:
             _BUILDING.discard(filename)
 
 
-def top(conn: apsw.Connection, query: str, fetch: int,
-        newest: int) -> list[tuple[int, float]] | None:
-    """The ``fetch`` best ``(id, bm25)`` of ``query`` over every observation, best
-    first, or None when the index cannot answer it (a small table, a phrase of several
-    tokens, over budget, not built yet: then its build is started): the caller asks
-    FTS5."""
+def top(conn: apsw.Connection, query: str, fetch: int, newest: int,
+        project: str | None = None) -> list[tuple[int, float]] | None:
+    """The ``fetch`` best ``(id, bm25)`` of ``query`` over the observations of
+    ``project`` (None: every one), best first, or None when the index cannot answer it
+    (a small table, a phrase of several tokens, over budget, not built yet: then its
+    build is started): the caller asks FTS5."""
     filename = conn.filename
     if not filename:
         return None
@@ -622,7 +640,7 @@ def top(conn: apsw.Connection, query: str, fetch: int,
         return None
     with index.lock:
         if index.refresh(conn, rebuild=False):
-            return index.best(tokens, fetch, newest)
+            return index.best(tokens, fetch, newest, project)
         stale = index.stale
     if stale:  # a text changed in place: built again from scratch, off this search
         with _GUARD:

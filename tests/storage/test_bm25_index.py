@@ -211,8 +211,8 @@ def test_many_superseded_best_rows_ask_it_for_more(db, add_observation, monkeypa
     assert bm25_index.warm(db)
     asked: list[int] = []
     real = bm25_index.top
-    monkeypatch.setattr(bm25_index, "top", lambda conn, q, fetch, newest:
-                        asked.append(fetch) or real(conn, q, fetch, newest))
+    monkeypatch.setattr(bm25_index, "top", lambda conn, q, fetch, newest, project:
+                        asked.append(fetch) or real(conn, q, fetch, newest, project))
     listed = fts_lists.fts_list(db, "zebra", Filters(), 5)
     assert asked == [10, 20, 40]  # 10 and 20 rows hold no live one; 40 hold five
     assert listed.ids == best[25:]
@@ -301,3 +301,26 @@ def test_a_copy_whose_tokens_are_not_fts5s_is_given_up(db, add_observation, monk
     _fill(add_observation, 5, seed=11)  # the table changes: still given up, no rebuild
     assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
     assert index.count == 0
+
+
+def _fts5_in(db, query: str, fetch: int, project: str) -> list[tuple[int, float]]:
+    return [(r[0], r[1]) for r in db.execute(
+        f"SELECT o.id, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS s "
+        "FROM observations_fts JOIN observations AS o ON o.id = observations_fts.rowid "
+        "WHERE observations_fts MATCH ? AND o.project = ? ORDER BY s, o.id LIMIT ?",
+        (query, project, fetch))]
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_a_project_of_a_few_rows_is_searched_in_the_copy_too(db, add_observation, text):
+    """A project holding a small share of the database: its own rows, FTS5's scores
+    (IDFs over the whole table, as FTS5's), with no vector index to say its share."""
+    _fill(add_observation, 150)
+    _fill(add_observation, 12, seed=13, project="/repo/small")
+    assert bm25_index.warm(db)
+    query = fts_query(text, any_term=True)
+    _same(bm25_index.top(db, query, 20, 10**9, "/repo/small"),
+          _fts5_in(db, query, 20, "/repo/small"))
+    assert bm25_index.top(db, query, 20, 10**9, "/repo/none") == []
+    listed = fts_lists.fts_list(db, text, Filters(project="/repo/small"), 20, coverage=True)
+    assert listed.ids == [oid for oid, _ in _fts5_in(db, query, 20, "/repo/small")]
