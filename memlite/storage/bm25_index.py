@@ -19,9 +19,10 @@ operations in the same order: for each phrase ``i`` of the query, in order,
 
 with ``f_i`` the sum of the column weights over the row's instances of the term, ``D``
 the row's tokens in all columns, k1 = 1.2, b = 0.75; the answer is ``-score`` (lower is
-better, as SQLite reports it). The tests compare every score with FTS5's. A query whose
-phrases are not single tokens (``"os.path"`` is the phrase ``os path``) is left to
-FTS5 (positions are not kept here).
+better, as SQLite reports it). The tests compare every score with FTS5's. Positions
+are not kept: a phrase of several tokens (``"os.path"`` is the phrase ``os path``,
+``user's`` is ``user s``) gets its rows and counts from FTS5 itself
+(``Bm25Index.phrase_rows``).
 
 What it answers: the best rows of an any-term query over the whole table, unfiltered;
 the caller checks its filters on them (``fts_lists``). Every match is scored, so the
@@ -76,7 +77,7 @@ import numpy as np
 
 from memlite.storage.db import connect
 from memlite.storage.fts import OBSERVATION_WEIGHTS
-from memlite.storage.sqlvalue import integer_or_none
+from memlite.storage.sqlvalue import integer, integer_or_none, real
 
 __all__ = ["MEMORY_BUDGET", "MIN_ROWS", "Bm25Index", "allow_builds", "build_soon", "coverage",
            "phrase_tokens", "reset", "top", "warm"]
@@ -419,17 +420,18 @@ class Bm25Index:
             slots, f = slots[live], f[live]
         return slots, f
 
-    def best(self, tokens: Sequence[str], fetch: int, newest: int,
-             project: str | None = None) -> list[tuple[int, float]]:
+    def best(self, tokens: Sequence[str | tuple[np.ndarray, np.ndarray]], fetch: int,
+             newest: int, project: str | None = None) -> list[tuple[int, float]]:
         """The ``fetch`` best ``(id, bm25)`` of the any-term query over ``tokens`` (one
-        per phrase, in the query's order) among the rows of ``project`` (None: all),
+        per phrase, in the query's order: a token, or a phrase's rows and weighted
+        counts from ``phrase_rows``) among the rows of ``project`` (None: all),
         best (lowest) first, ties by id; when every token is in more than ``newest``
         rows of the table, among the newest ``newest`` of those matches only
         (``fts_split.newest_floor``'s rule). The IDFs are the whole table's, as FTS5's."""
         n_rows, n_tokens = self.fts_rows, self.fts_tokens
         if not tokens or n_rows <= 0:
             return []
-        lists = [self.postings(token) for token in tokens]
+        lists = [self.postings(term) if isinstance(term, str) else term for term in tokens]
         every = np.concatenate([slots for slots, _ in lists])
         if every.size == 0:
             return []
@@ -460,6 +462,35 @@ class Bm25Index:
             neg, ids = neg[chosen], ids[chosen]
         order = np.lexsort((ids, neg))[:fetch]
         return [(int(i), float(s)) for i, s in zip(ids[order], neg[order], strict=True)]
+
+    def phrase_rows(self, conn: apsw.Connection,
+                    phrase: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The rows (slots) holding ``phrase`` (several tokens, adjacent: positions this
+        copy does not keep) and its weighted count in each, from FTS5; None when a row
+        is not held or a count is not a whole number.
+
+        FTS5 scores the phrase alone, ``s = idf * f (k1 + 1) / (f + norm)`` per row with
+        the IDF, row lengths and average this copy holds too, so ``f = s * norm / (idf *
+        (k1 + 1) - s)``: a sum of whole column weights, rounded back exactly. FTS5's cost
+        is the phrase's own rows (a term of several tokens, such as a file name or
+        ``user's``, is rarer than its words), not every match of the query."""
+        quoted = '"' + " ".join(phrase).replace('"', '""') + '"'
+        rows = conn.execute(f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) "
+                            "FROM observations_fts WHERE observations_fts MATCH ?",
+                            (quoted,)).fetchall()
+        slots = [self.by_id.get(integer(r[0])) for r in rows]
+        if any(slot is None for slot in slots):
+            return None
+        at = np.asarray(slots, dtype=np.int32)
+        score = -np.asarray([real(r[1]) for r in rows], dtype=np.float64)
+        idf = _idf(self.fts_rows, len(rows))
+        norm = self._norms(self.fts_tokens / self.fts_rows)[at] if self.fts_rows else at
+        f = score * norm / (idf * (K1 + 1.0) - score)
+        whole = np.rint(f)
+        if not np.all(np.abs(f - whole) <= 1e-6 * np.maximum(whole, 1.0)) or \
+                (len(whole) and float(whole.min()) < 1.0):
+            return None
+        return at, whole
 
     def _norms(self, avgdl: float) -> np.ndarray:
         """Each row's ``k1 * (1 - b + b * D / avgdl)``, kept while ``avgdl`` holds."""
@@ -521,20 +552,19 @@ def _varints(data: bytes, count: int) -> list[int] | None:
     return out
 
 
-def phrase_tokens(conn: apsw.Connection, query: str) -> list[str] | None:
-    """The one token of each phrase of ``query`` (``fts_query(..., any_term=True)``:
-    quoted phrases joined by `` OR ``), in order; None when a phrase holds several
-    tokens (left to FTS5). A phrase of none matches nothing and is left out."""
+def phrase_tokens(conn: apsw.Connection, query: str) -> list[tuple[str, ...]]:
+    """The tokens of each phrase of ``query`` (``fts_query(..., any_term=True)``:
+    quoted phrases joined by `` OR ``), in order. A phrase of none matches nothing and
+    is left out."""
     tokenize: Any = conn.fts5_tokenizer(*TOKENIZER)
-    out: list[str] = []
+    out: list[tuple[str, ...]] = []
     for phrase in query.split(" OR "):  # a quoted phrase never holds a space
         text = phrase[1:-1].replace('""', '"')
         tokens: list[str] = tokenize(text.encode("utf-8", "replace"),
                                      apsw.FTS5_TOKENIZE_QUERY, None,
                                      include_offsets=False, include_colocated=False)
-        if len(tokens) > 1:
-            return None
-        out.extend(tokens)
+        if tokens:
+            out.append(tuple(tokens))
     return out
 
 
@@ -635,12 +665,16 @@ def top(conn: apsw.Connection, query: str, fetch: int, newest: int,
         if _AUTO_BUILD:
             build_soon(conn)
         return None
-    tokens = phrase_tokens(conn, query)
-    if tokens is None:
-        return None
+    phrases = phrase_tokens(conn, query)
     with index.lock:
         if index.refresh(conn, rebuild=False):
-            return index.best(tokens, fetch, newest, project)
+            terms: list[str | tuple[np.ndarray, np.ndarray]] = []
+            for phrase in phrases:
+                held = phrase[0] if len(phrase) == 1 else index.phrase_rows(conn, phrase)
+                if held is None:
+                    return None
+                terms.append(held)
+            return index.best(terms, fetch, newest, project)
         stale = index.stale
     if stale:  # a text changed in place: built again from scratch, off this search
         with _GUARD:

@@ -118,11 +118,19 @@ def test_a_text_changed_in_place_is_not_answered_until_built_again(db, add_obser
     assert [oid for oid, _ in got] == [ids[5]]
 
 
-def test_a_phrase_of_several_tokens_is_left_to_fts5(db, add_observation):
-    _fill(add_observation, 30)
+@pytest.mark.parametrize("text", ["src/cache.py", "what's in lib/lock.py for the cache",
+                                  "billing's retry", "parser_retry cache", "lock py"])
+def test_a_phrase_of_several_tokens_gets_its_rows_from_fts5(db, add_observation, text):
+    """Positions are not held: the phrase's rows and weighted counts come from FTS5
+    (its single-phrase scores, inverted), the words' from the copy: FTS5's scores."""
+    _fill(add_observation, 120)
+    add_observation(title="billing's retry parser_retry", narrative="billing s retry")
     assert bm25_index.warm(db)
-    assert bm25_index.top(db, fts_query("src/cache.py", any_term=True), 10, 10**9) is None
-    assert bm25_index.phrase_tokens(db, '"Caching" OR "résumé" OR "?"') == ["cach", "resum"]
+    query = fts_query(text, any_term=True)
+    _same(bm25_index.top(db, query, 40, 10**9), _fts5(db, query, 40))
+    _same(bm25_index.top(db, query, 40, 10**9, "/repo/a"), _fts5_in(db, query, 40, "/repo/a"))
+    assert bm25_index.phrase_tokens(db, '"Caching" OR "résumé" OR "?" OR "a.b"') == [
+        ("cach",), ("resum",), ("a", "b")]
 
 
 def test_common_terms_rank_their_newest_matches_only(db, add_observation):
