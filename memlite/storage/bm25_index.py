@@ -464,17 +464,17 @@ class Bm25Index:
         return [(int(i), float(s)) for i, s in zip(ids[order], neg[order], strict=True)]
 
     def phrase_rows(self, conn: apsw.Connection,
-                    phrase: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
-        """The rows (slots) holding ``phrase`` (several tokens, adjacent: positions this
-        copy does not keep) and its weighted count in each, from FTS5; None when a row
-        is not held or a count is not a whole number.
+                    quoted: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The rows (slots) holding the phrase ``quoted`` (as the query quotes it: its
+        tokens are stemmed again from it, and stemming a stem can change it; several
+        tokens, adjacent: positions this copy does not keep) and its weighted count in
+        each, from FTS5; None when a row is not held or a count is not a whole number.
 
         FTS5 scores the phrase alone, ``s = idf * f (k1 + 1) / (f + norm)`` per row with
         the IDF, row lengths and average this copy holds too, so ``f = s * norm / (idf *
         (k1 + 1) - s)``: a sum of whole column weights, rounded back exactly. FTS5's cost
         is the phrase's own rows (a term of several tokens, such as a file name or
         ``user's``, is rarer than its words), not every match of the query."""
-        quoted = '"' + " ".join(phrase).replace('"', '""') + '"'
         rows = conn.execute(f"SELECT rowid, bm25(observations_fts, {OBSERVATION_WEIGHTS}) "
                             "FROM observations_fts WHERE observations_fts MATCH ?",
                             (quoted,)).fetchall()
@@ -556,15 +556,20 @@ def phrase_tokens(conn: apsw.Connection, query: str) -> list[tuple[str, ...]]:
     """The tokens of each phrase of ``query`` (``fts_query(..., any_term=True)``:
     quoted phrases joined by `` OR ``), in order. A phrase of none matches nothing and
     is left out."""
+    return [tokens for _, tokens in _phrases(conn, query)]
+
+
+def _phrases(conn: apsw.Connection, query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """``phrase_tokens``, each with its phrase as the query quotes it."""
     tokenize: Any = conn.fts5_tokenizer(*TOKENIZER)
-    out: list[tuple[str, ...]] = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     for phrase in query.split(" OR "):  # a quoted phrase never holds a space
         text = phrase[1:-1].replace('""', '"')
         tokens: list[str] = tokenize(text.encode("utf-8", "replace"),
                                      apsw.FTS5_TOKENIZE_QUERY, None,
                                      include_offsets=False, include_colocated=False)
         if tokens:
-            out.append(tuple(tokens))
+            out.append((phrase, tuple(tokens)))
     return out
 
 
@@ -665,12 +670,12 @@ def top(conn: apsw.Connection, query: str, fetch: int, newest: int,
         if _AUTO_BUILD:
             build_soon(conn)
         return None
-    phrases = phrase_tokens(conn, query)
+    phrases = _phrases(conn, query)
     with index.lock:
         if index.refresh(conn, rebuild=False):
             terms: list[str | tuple[np.ndarray, np.ndarray]] = []
-            for phrase in phrases:
-                held = phrase[0] if len(phrase) == 1 else index.phrase_rows(conn, phrase)
+            for quoted, tokens in phrases:
+                held = tokens[0] if len(tokens) == 1 else index.phrase_rows(conn, quoted)
                 if held is None:
                     return None
                 terms.append(held)

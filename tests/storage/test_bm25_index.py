@@ -119,12 +119,16 @@ def test_a_text_changed_in_place_is_not_answered_until_built_again(db, add_obser
 
 
 @pytest.mark.parametrize("text", ["src/cache.py", "what's in lib/lock.py for the cache",
-                                  "billing's retry", "parser_retry cache", "lock py"])
+                                  "billing's retry", "parser_retry cache", "lock py",
+                                  "REQUEST_LIMIT_EXCEEDED: limit exceeded"])
 def test_a_phrase_of_several_tokens_gets_its_rows_from_fts5(db, add_observation, text):
     """Positions are not held: the phrase's rows and weighted counts come from FTS5
     (its single-phrase scores, inverted), the words' from the copy: FTS5's scores."""
     _fill(add_observation, 120)
     add_observation(title="billing's retry parser_retry", narrative="billing s retry")
+    # "exceeded" stems to "exceed", and "exceed" to "excee": the phrase is asked of FTS5
+    # as the query quotes it, not rebuilt from its stems.
+    add_observation(title="REQUEST_LIMIT_EXCEEDED: over the limit", facts=["limit exceeded"])
     assert bm25_index.warm(db)
     query = fts_query(text, any_term=True)
     _same(bm25_index.top(db, query, 40, 10**9), _fts5(db, query, 40))
