@@ -443,18 +443,34 @@ class Bm25Index:
         each = idf * ((f * (K1 + 1.0)) / (f + self._norms(n_tokens / n_rows)[every]))
         # Summed per row in the query's phrase order, from 0.0, as FTS5 sums them.
         scores = np.bincount(every, weights=each, minlength=self.count)
-        matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
+        code = -1
         if project is not None:
-            code = self.projects.get(project)
-            if code is None:
+            code = self.projects.get(project, -1)
+            if code < 0:
                 return []
-            matched = matched[self.project_of[matched] == code]
-        if min(len(slots) for slots, _ in lists) > newest and len(matched) > newest:
-            if self.ascending:  # slots in id order: the newest matches are the last ones
-                matched = matched[-newest:]
-            else:
-                ids = self.ids[matched]
-                matched = matched[ids >= np.partition(ids, len(ids) - newest)[-newest]]
+        rarest = min(range(len(lists)), key=lambda i: len(lists[i][0]))
+        if len(lists[rarest][0]) > newest:  # every term common: the newest matches
+            matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
+            if code >= 0:
+                matched = matched[self.project_of[matched] == code]
+            if len(matched) > newest:
+                if self.ascending:  # slots in id order: the newest matches are the last
+                    matched = matched[-newest:]
+                else:
+                    ids = self.ids[matched]
+                    matched = matched[ids >= np.partition(ids, len(ids) - newest)[-newest]]
+        else:
+            # The best ``fetch`` score at least the ``fetch``-th best of any subset of the
+            # matches: the rarest term's rows give that bar, and only the rows over it
+            # are sorted (not every match: 42,000 rows of a 100,000 table, ~0.4 ms).
+            some = lists[rarest][0]
+            if code >= 0:
+                some = some[self.project_of[some] == code]
+            bar = float(np.partition(scores[some], len(some) - fetch)[len(some) - fetch]) \
+                if len(some) >= fetch else 0.0
+            matched = np.flatnonzero(scores >= bar) if bar > 0.0 else np.flatnonzero(scores)
+            if code >= 0:
+                matched = matched[self.project_of[matched] == code]
         ids = self.ids[matched]
         neg = -scores[matched]
         if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
