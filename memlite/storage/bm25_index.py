@@ -159,8 +159,16 @@ class Bm25Index:
             self.columns = _grown(self.columns, size)
             self.project_of = _grown(self.project_of, size)
         if len(rows) >= _BULK:
+            pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+            waiting = 0
             for start in range(0, len(rows), _CHUNK):
-                self._add_chunk(tokenize, rows[start:start + _CHUNK])
+                pending.append(self._add_chunk(tokenize, rows[start:start + _CHUNK]))
+                waiting += len(pending[-1][0])
+                if waiting > max(_MERGE_AT, len(self.slots)):  # merged as the arrays
+                    self.merge(_joined(pending))  # double: each posting moved ~twice
+                    pending, waiting = [], 0
+            if pending:
+                self.merge(_joined(pending))
             return
         terms = self.terms
         for row in rows:
@@ -199,10 +207,12 @@ class Bm25Index:
             if self.added_count > max(_MERGE_AT, _MERGE_SHARE * len(self.slots)):
                 self.merge()  # a build's postings in steps: arrays, not lists, hold them
 
-    def _add_chunk(self, tokenize: Any, rows: Sequence[Sequence[Any]]) -> None:
+    def _add_chunk(self, tokenize: Any, rows: Sequence[Sequence[Any]],
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_add_rows`` for many rows at once (a build): the rows' tokens counted and
-        weighted by numpy, their postings merged straight into the arrays (a Python
-        step per token was 80% of a build: 2.5 of 3.1 s at 10,000 observations)."""
+        weighted by numpy (a Python step per token was 80% of a build: 2.5 of 3.1 s at
+        10,000 observations); returns their postings (term ids, slots, weighted counts),
+        for ``merge``."""
         for row in rows:  # an id held already (a resync's re-add) drops its old slot
             old = self.by_id.get(int(row[0]))
             if old is not None:
@@ -231,7 +241,7 @@ class Bm25Index:
         self.ascending = self.ascending and int(ids[0]) > self.max_id \
             and bool((np.diff(ids) > 0).all())
         self.max_id = max(self.max_id, int(ids.max()))
-        self.merge(((pairs & 0xFFFFFFFF), (pairs >> 32).astype(np.int32), f))
+        return (pairs & 0xFFFFFFFF), (pairs >> 32).astype(np.int32), f
 
     def _project_code(self, project: Any) -> int:
         return self.projects.setdefault(str(project), len(self.projects))
@@ -245,8 +255,11 @@ class Bm25Index:
         breaks found are then more than written), or one is not a string, a call per
         text instead."""
         terms = self.terms
-        single = all(isinstance(text, str) for text in texts) and len(texts) > 1
-        flat = _tokens(tokenize, f" {_BREAK} ".join(texts)) if single else []
+        try:  # the columns are TEXT: one that is not (a BLOB) takes the slow way
+            flat = _tokens(tokenize, f" {_BREAK} ".join(texts)) if len(texts) > 1 else []
+            single = len(texts) > 1
+        except TypeError:
+            flat, single = [], False
         brk = _tokens(tokenize, _BREAK)
         if single and len(brk) == 1:
             for token in set(flat).difference(terms):
@@ -302,7 +315,9 @@ class Bm25Index:
         add_terms = np.concatenate([p[0] for p in parts])
         add_slots = np.concatenate([p[1] for p in parts])
         add_f = np.concatenate([p[2] for p in parts])
-        order = np.lexsort((add_slots, add_terms))
+        # By term; within a term already by slot (the listed postings are older than
+        # ``extra``'s, each in slot order), which a stable sort keeps.
+        order = np.argsort(add_terms, kind="stable")
         add_terms, add_slots, add_f = add_terms[order], add_slots[order], add_f[order]
         old = np.zeros(nterms, dtype=np.int64)
         old[:len(starts) - 1] = np.diff(starts)
@@ -520,6 +535,12 @@ def _idf(n_rows: int, hits: int) -> float:
     """FTS5's IDF of a phrase in ``hits`` of ``n_rows`` rows (<= 0 becomes 1e-6)."""
     idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
     return idf if idf > 0.0 else 1e-6
+
+
+def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
