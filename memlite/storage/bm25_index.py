@@ -24,13 +24,14 @@ are not kept: a phrase of several tokens (``"os.path"`` is the phrase ``os path`
 ``user's`` is ``user s``) gets its rows and counts from FTS5 itself
 (``Bm25Index.phrase_rows``).
 
-What it answers: the best rows of an any-term query over the whole table, unfiltered;
-the caller checks its filters on them (``fts_lists``). Every match is scored, so the
-answer is the full query's, where FTS5 at scale scored a split of it
-(``memlite.storage.fts_split``: rows holding only frequent terms left out, past
-``fts_split.BUDGET`` matches); the one rule kept from there is that a query all of
+What it answers: the best rows of an any-term query over the whole table or one
+project's rows (IDFs over the whole table, as FTS5's); the caller checks the other
+filters on them (supersession; ``fts_lists``), and leaves narrowing filters to FTS5.
+Every match is scored, so the answer is the full query's, where FTS5 at scale scored a
+split of it (``memlite.storage.fts_split``: rows holding only frequent terms left out,
+past ``fts_split.BUDGET`` matches); the one rule kept from there is that a query all of
 whose terms are common (each in more than ``BUDGET`` rows) ranks its newest ``BUDGET``
-matches only.
+matches only (within the project, when one is asked).
 
 Only for a table of at least ``MIN_ROWS`` observations (below, FTS5 scores every match
 in at most ~2.5 ms and nothing is held in memory) and within ``MEMORY_BUDGET``.
@@ -48,15 +49,15 @@ Building: every row read and tokenized (one tokenizer call per 4,096 rows' texts
 tokens counted and weighted by numpy), on a thread of its own with its own read-only
 connection (``build_soon``): the worker starts it when it starts (``tree``), and in the
 worker (``allow_builds``) a search that finds none starts it; searches meanwhile are
-answered by FTS5, as are a one-off process's (``memlite search`` with no worker). ~0.4-0.6 s at
-10,000 observations, ~6 s at 100,000 (``bench/bench_search.py --index``), holding the
+answered by FTS5, as are a one-off process's (``memlite search`` with no worker). ~0.6 s
+at 10,000 observations, ~5 s at 100,000 (``bench/bench_search.py --index``), holding the
 GIL in 5 ms slices like any Python thread.
 
 Memory: per posting (a distinct term in a row) a row slot (int32) and its weighted
 count (uint16; float32 if one exceeds 65,535): ~650,000 postings at 10,000 of
-``bench_search``'s observations, 4.4 MB; 6.5 million and 43 MB at 100,000; per row its
-id, length and six column lengths, and an id -> slot dict (~5 MB at 100,000). Past
-``MEMORY_BUDGET`` the copy is dropped and FTS5 answers.
+``bench_search``'s observations, 4.4 MB in all; 6.5 million and 43.7 MB at 100,000;
+per row its id, length, project and six column lengths, and an id -> slot dict (~5 MB
+at 100,000). Past ``MEMORY_BUDGET`` the copy is dropped and FTS5 answers.
 
 Indexes live per process, keyed by database file, shared by the reader threads (a lock
 per index, held while it is read or changed).
