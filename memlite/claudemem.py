@@ -78,13 +78,15 @@ def _columns(conn: apsw.Connection, table: str) -> set[str]:
 
 
 def _rows(conn: apsw.Connection, table: str) -> Iterator[dict[str, Any]]:
-    columns = _columns(conn, table)
-    if not columns:
+    # The names come from the table's schema, not from the cursor: a statement over an
+    # empty table is complete once executed, and APSW then has no description to give
+    # (a claude-mem with no summaries or prompts yet failed to import).
+    names = [str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")]
+    if not names:
         return
-    order = "id" if "id" in columns else "rowid"
-    cursor = conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
-    names = [d[0] for d in cursor.getdescription()]
-    for row in cursor:
+    order = "id" if "id" in names else "rowid"
+    listed = ", ".join('"' + name.replace('"', '""') + '"' for name in names)
+    for row in conn.execute(f"SELECT {listed} FROM {table} ORDER BY {order}"):
         yield dict(zip(names, row, strict=True))
 
 

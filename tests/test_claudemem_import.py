@@ -311,3 +311,23 @@ def test_a_worktree_name_maps_to_its_main_checkout(tmp_path):
     mapping = map_projects(data, given={}, known=[os.path.join(shop, "src")])
     assert mapping.mapped == {"shop/feature-x": (shop, "a repository you worked in")}
     assert mapping.path_of("shop/feature-x") == shop and mapping.unmapped == {}
+
+
+def test_a_claude_mem_with_empty_tables_imports(data_dir, tmp_path, claude_home):
+    """A claude-mem with no summaries and no prompts yet (found importing the peer's
+    benchmark database: an empty table's statement is complete once executed, and the
+    import failed with "cannot read ...: SQL execution never started, or has completed")."""
+    import apsw
+
+    source = tmp_path / "claude-mem.db"
+    shutil.copyfile(FIXTURE, source)
+    conn = apsw.Connection(str(source))
+    try:
+        conn.execute("DELETE FROM session_summaries; DELETE FROM user_prompts")
+    finally:
+        conn.close()
+    report = import_path(data_dir, source)
+    assert report.bad == []
+    assert report.added["observation"] == 3  # shop's; notes and widget have no path here
+    assert rows(data_dir, "SELECT count(*) FROM summaries") == [(0,)]
+    assert rows(data_dir, "SELECT count(*) FROM user_prompts") == [(0,)]
