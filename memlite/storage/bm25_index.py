@@ -37,13 +37,14 @@ Only for a table of at least ``MIN_ROWS`` observations (below, FTS5 scores every
 in at most ~2.5 ms and nothing is held in memory) and within ``MEMORY_BUDGET``.
 
 Freshness, checked before each search (two lookups, a few µs): rows with a higher id
-than any held are tokenized and added; then the held row count and per-column token
-totals must equal FTS5's averages record. When they do not (rows deleted), the table's
-ids are read (~15 ms at 100,000) and the missing rows dropped, the new ones added; if
-the totals still differ (a text changed in place, an id reused between two searches),
-the copy cannot say which row changed: it answers nothing (FTS5 does) and a new one is
-built. Postings added since the build go to per-term lists, merged into the arrays once
-they hold a quarter as many.
+than any held are tokenized and added (more than ``FOLD_LIMIT`` at once, an import: a
+new copy is built on its thread instead, FTS5 answering meanwhile); then the held row
+count and per-column token totals must equal FTS5's averages record. When they do not
+(rows deleted), the table's ids are read (~15 ms at 100,000) and the missing rows
+dropped, the new ones added; if the totals still differ (a text changed in place, an id
+reused between two searches), the copy cannot say which row changed: it answers nothing
+(FTS5 does) and a new one is built. Postings added since the build go to per-term lists,
+merged into the arrays once they hold a quarter as many.
 
 Building: every row read and tokenized (one tokenizer call per 4,096 rows' texts, their
 tokens counted and weighted by numpy), on a thread of its own with its own read-only
@@ -98,6 +99,9 @@ _COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
             "files_read || ' ' || files_modified, project FROM observations")
 """The values the insert trigger gives FTS5 (``schema._obs_fts_values``), then the
 row's project."""
+FOLD_LIMIT = 2_000
+"""New rows a search takes into the copy itself (~0.1 s); past it (an import while the
+worker runs), a new copy is built on its thread and FTS5 answers meanwhile."""
 BUILT = "full-text index built"
 """The worker log's line when a build is done (benchmarks wait for it)."""
 _MERGE_SHARE = 0.25
@@ -355,8 +359,9 @@ class Bm25Index:
         """Bring the index up to date with ``conn``'s view; True when it can answer.
 
         Without ``rebuild``, an index whose totals still disagree with FTS5's after
-        dropping and adding rows (a text changed in place) is not built again here: it
-        says so in ``stale`` and answers nothing."""
+        dropping and adding rows (a text changed in place), or that would take in more
+        than ``FOLD_LIMIT`` new rows, is not built again here: it says so in ``stale``
+        and answers nothing."""
         if self.too_big or self.stale or self.unusable:
             return False
         averages = _averages(conn)
@@ -366,6 +371,9 @@ class Bm25Index:
         top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations")
                               .fetchall()[0][0]) or 0
         if top > self.max_id:
+            if not rebuild and top - self.max_id > FOLD_LIMIT:  # an import, say: tokenized
+                self.stale = True  # on the build's thread, not inside this search
+                return False
             self._add_rows(tokenize, conn.execute(f"{_COLUMNS} WHERE id > ? ORDER BY id",
                                                   (self.max_id,)).fetchall())
         if not self._agrees(averages):

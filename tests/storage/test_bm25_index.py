@@ -336,3 +336,16 @@ def test_a_project_of_a_few_rows_is_searched_in_the_copy_too(db, add_observation
     assert bm25_index.top(db, query, 20, 10**9, "/repo/none") == []
     listed = fts_lists.fts_list(db, text, Filters(project="/repo/small"), 20, coverage=True)
     assert listed.ids == [oid for oid, _ in _fts5_in(db, query, 20, "/repo/small")]
+
+
+def test_many_new_rows_are_taken_in_by_a_new_build_not_by_a_search(db, add_observation,
+                                                                    monkeypatch):
+    monkeypatch.setattr(bm25_index, "FOLD_LIMIT", 10)
+    _fill(add_observation, 30)
+    assert bm25_index.warm(db)
+    query = fts_query("cache parser", any_term=True)
+    _fill(add_observation, 5, seed=21)  # a few: taken in by the search
+    _same(bm25_index.top(db, query, 50, 10**9), _fts5(db, query, 50))
+    _fill(add_observation, 40, seed=22)  # an import's worth: FTS5 answers, a build starts
+    assert bm25_index.top(db, query, 50, 10**9) is None
+    _same(_when_built(db, query, 50), _fts5(db, query, 50))
