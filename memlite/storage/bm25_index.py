@@ -112,7 +112,7 @@ _BULK = 256
 _CHUNK = 4_096
 _MERGE_AT = 500_000
 """Added postings past which they are merged into the arrays even when fewer than a
-quarter of them (a build's: 40 bytes of Python objects each while listed)."""
+quarter of them (8 bytes each while listed, plus each term's list)."""
 _DOC = apsw.FTS5_TOKENIZE_DOCUMENT
 
 
@@ -361,9 +361,22 @@ class Bm25Index:
         Without ``rebuild``, an index whose totals still disagree with FTS5's after
         dropping and adding rows (a text changed in place), or that would take in more
         than ``FOLD_LIMIT`` new rows, is not built again here: it says so in ``stale``
-        and answers nothing."""
+        and answers nothing.
+
+        Its reads share one snapshot (a read transaction, unless the caller holds one):
+        a row committed between reading FTS5's counts and reading the rows would
+        otherwise make the totals disagree and start a needless build."""
         if self.too_big or self.stale or self.unusable:
             return False
+        if conn.in_transaction:
+            return self._refresh(conn, rebuild)
+        conn.execute("BEGIN")
+        try:
+            return self._refresh(conn, rebuild)
+        finally:
+            conn.execute("COMMIT")
+
+    def _refresh(self, conn: apsw.Connection, rebuild: bool) -> bool:
         averages = _averages(conn)
         if averages is None:
             return False

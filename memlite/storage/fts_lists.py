@@ -1,15 +1,20 @@
 """The full-text list of a search: BM25 over any of the query's terms, filtered.
 
-``fts_list`` answers one query on a reader connection. Two paths, the same answer:
+``fts_list`` answers one query on a reader connection. Three paths, the same answer:
 
+* ``_fts_indexed``: a database of ``bm25_index.MIN_ROWS`` observations or more, no
+  narrowing filter: the in-memory copy of the FTS5 index (``memlite.storage.bm25_index``)
+  scores every match of the query with FTS5's own BM25, within the project, and the best
+  are checked against the supersession filter; its term coverage comes from its postings;
 * ``_fts_dominant``: when the project holds most of the database (or there is no project
   filter), the top matches are read from the FTS table alone and checked against the
   filters afterwards (joining every match to its row cost twice the matching at 100k);
 * ``_fts_joined``: otherwise, matches joined to their observation rows inside SQL.
 
-Both use ``memlite.storage.fts_split`` past ``fts_split.BUDGET`` matches (exact scores for
-the rows holding a selective term). With ``coverage``, each hit also carries the share of
-the query's terms it holds, for the fusion (``memlite.storage.fusion``).
+The two FTS5 paths use ``memlite.storage.fts_split`` past ``fts_split.BUDGET`` matches
+(exact scores for the rows holding a selective term). With ``coverage``, each hit also
+carries the share of the query's terms it holds, for the fusion
+(``memlite.storage.fusion``).
 """
 
 from __future__ import annotations
@@ -190,8 +195,8 @@ def _fts_indexed(conn: apsw.Connection, query: str, filters: Filters,
     scores as FTS5's ``bm25()``, every match scored, ~0.2 ms instead of 1.4 ms at 10,000
     observations), its rows in the project filter's project, then checked against the
     other filters (supersession) as ``_fts_dominant`` does; None when the index cannot
-    answer (a small table, a phrase of several tokens) or a filter narrows the rows
-    (types, dates, file, session: FTS5 joins them)."""
+    answer (a small table, not built yet or being built again) or a filter narrows the
+    rows (types, dates, file, session: FTS5 joins them)."""
     if filters.narrows:
         return None
     fetch = 2 * depth

@@ -349,3 +349,33 @@ def test_many_new_rows_are_taken_in_by_a_new_build_not_by_a_search(db, add_obser
     _fill(add_observation, 40, seed=22)  # an import's worth: FTS5 answers, a build starts
     assert bm25_index.top(db, query, 50, 10**9) is None
     _same(_when_built(db, query, 50), _fts5(db, query, 50))
+
+
+def test_a_row_committed_during_a_refresh_does_not_start_a_build(data_dir, db, add_observation,
+                                                                 monkeypatch):
+    """The refresh reads FTS5's counts and the new rows in one snapshot: a row another
+    connection commits in between is seen by the next search, not half by this one
+    (which made the totals disagree and started a needless build)."""
+    _fill(add_observation, 30)
+    reader = storage.connect(data_dir, writer=False)
+    try:
+        assert bm25_index.warm(reader)
+        real = bm25_index._averages
+        written: list[int] = []
+
+        def averages_then_a_write(conn):
+            got = real(conn)
+            if not written:  # once
+                written.append(add_observation(title="zebra crossing"))
+            return got
+
+        monkeypatch.setattr(bm25_index, "_averages", averages_then_a_write)
+        query = fts_query("zebra", any_term=True)
+        first = bm25_index.top(reader, query, 10, 10**9)
+        assert written and first == []  # its snapshot: before the zebra
+        assert not bm25_index._INDEXES[reader.filename].stale
+        second = bm25_index.top(reader, query, 10, 10**9)
+        _same(second, _fts5(db, query, 10))
+        assert [oid for oid, _ in second] == written
+    finally:
+        reader.close()
