@@ -22,11 +22,13 @@ from memlite.storage.records import Observation, Prompt, SearchHit, Summary
 __all__ = [
     "MAX_TERMS",
     "OBSERVATION_WEIGHTS",
+    "fts5_averages",
     "fts_query",
     "query_terms",
     "search_observations",
     "search_prompts",
     "search_summaries",
+    "varints",
 ]
 
 # Bounds the work one query can ask for; nobody types more than this on purpose.
@@ -161,3 +163,36 @@ def search_prompts(
         conn, text, sql, params, lambda row: SearchHit(to_record(Prompt, row[:-1]), row[-1]),
         "user_prompts",
     )
+
+
+def fts5_averages(conn: apsw.Connection) -> bytes | None:
+    """FTS5's averages record of the observations' table (its row count, then each
+    column's token total, as varints), or None when it has none yet."""
+    try:
+        rows = conn.execute("SELECT block FROM observations_fts_data WHERE id = 1").fetchall()
+    except apsw.SQLError:
+        return None
+    block = rows[0][0] if rows else None
+    return bytes(block) if isinstance(block, bytes | memoryview) else None
+
+
+def varints(data: bytes, count: int) -> list[int] | None:
+    """The first ``count`` SQLite varints of ``data`` (big-endian groups of seven bits,
+    a ninth byte of eight), or None when it is too short."""
+    out: list[int] = []
+    pos = 0
+    for _ in range(count):
+        value = 0
+        for i in range(9):
+            if pos >= len(data):
+                return None
+            byte = data[pos]
+            pos += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memlite import storage
-from memlite.storage import bm25_index, fts_lists, fts_split
+from memlite.storage import bm25_copy, bm25_index, fts, fts_lists, fts_split
 from memlite.storage.filters import Filters
 from memlite.storage.fts import OBSERVATION_WEIGHTS, fts_query
 
@@ -30,8 +30,8 @@ def any_size(monkeypatch, request):
     monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
     monkeypatch.setattr(bm25_index, "_AUTO_BUILD", True)  # as in the worker
     if request.param == "in chunks":
-        monkeypatch.setattr(bm25_index, "_BULK", 8)
-        monkeypatch.setattr(bm25_index, "_CHUNK", 16)
+        monkeypatch.setattr(bm25_copy, "_BULK", 8)
+        monkeypatch.setattr(bm25_copy, "_CHUNK", 16)
     bm25_index.reset()
     yield
     bm25_index.reset()
@@ -164,7 +164,7 @@ def test_a_small_table_gets_no_index(db, add_observation, monkeypatch):
 
 
 def test_over_its_memory_budget_it_answers_nothing(db, add_observation, monkeypatch):
-    monkeypatch.setattr(bm25_index, "MEMORY_BUDGET", 1_000)
+    monkeypatch.setattr(bm25_copy, "MEMORY_BUDGET", 1_000)
     _fill(add_observation, 60)
     assert not bm25_index.warm(db)
     assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
@@ -231,10 +231,10 @@ def test_many_superseded_best_rows_ask_it_for_more(db, add_observation, monkeypa
 
 
 def test_varints_are_sqlites():
-    assert bm25_index._varints(b"\xce\x10\x05", 2) == [10_000, 5]
-    assert bm25_index._varints(b"\x81\x80\x00", 1) == [16_384]
-    assert bm25_index._varints(b"\xff" * 8 + b"\x01", 1) == [(2**56 - 1) << 8 | 1]
-    assert bm25_index._varints(b"\x81", 1) is None
+    assert fts.varints(b"\xce\x10\x05", 2) == [10_000, 5]
+    assert fts.varints(b"\x81\x80\x00", 1) == [16_384]
+    assert fts.varints(b"\xff" * 8 + b"\x01", 1) == [(2**56 - 1) << 8 | 1]
+    assert fts.varints(b"\x81", 1) is None
 
 
 def test_a_stored_database_keeps_its_answers_through_a_reopen(data_dir, add_observation, db):
@@ -283,10 +283,10 @@ def test_rows_holding_the_break_word_are_tokenized_one_by_one(db, add_observatio
     """A build tokenizes many texts in one call with a marker word between them; rows
     that hold that word themselves are tokenized text by text instead, same scores."""
     _fill(add_observation, 40)
-    add_observation(title=f"cache {bm25_index._BREAK} parser", narrative=bm25_index._BREAK)
+    add_observation(title=f"cache {bm25_copy._BREAK} parser", narrative=bm25_copy._BREAK)
     _fill(add_observation, 40, seed=9)
     assert bm25_index.warm(db)
-    for text in ("cache parser", bm25_index._BREAK, "retry"):
+    for text in ("cache parser", bm25_copy._BREAK, "retry"):
         query = fts_query(text, any_term=True)
         _same(bm25_index.top(db, query, 30, 10**9), _fts5(db, query, 30))
 
@@ -304,12 +304,12 @@ def test_a_one_off_process_starts_no_build(db, add_observation, monkeypatch):
 
 def test_a_copy_whose_tokens_are_not_fts5s_is_given_up(db, add_observation, monkeypatch):
     _fill(add_observation, 30)
-    real = bm25_index._tokens
-    monkeypatch.setattr(bm25_index, "_tokens", lambda tok, text: [*real(tok, text), "extra"])
+    real = bm25_copy._tokens
+    monkeypatch.setattr(bm25_copy, "_tokens", lambda tok, text: [*real(tok, text), "extra"])
     assert not bm25_index.warm(db)
     index = bm25_index._INDEXES[db.filename]
     assert index.unusable and index.count == 0
-    monkeypatch.setattr(bm25_index, "_tokens", real)
+    monkeypatch.setattr(bm25_copy, "_tokens", real)
     _fill(add_observation, 5, seed=11)  # the table changes: still given up, no rebuild
     assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
     assert index.count == 0
@@ -340,7 +340,7 @@ def test_a_project_of_a_few_rows_is_searched_in_the_copy_too(db, add_observation
 
 def test_many_new_rows_are_taken_in_by_a_new_build_not_by_a_search(db, add_observation,
                                                                     monkeypatch):
-    monkeypatch.setattr(bm25_index, "FOLD_LIMIT", 10)
+    monkeypatch.setattr(bm25_copy, "FOLD_LIMIT", 10)
     _fill(add_observation, 30)
     assert bm25_index.warm(db)
     query = fts_query("cache parser", any_term=True)
@@ -360,7 +360,7 @@ def test_a_row_committed_during_a_refresh_does_not_start_a_build(data_dir, db, a
     reader = storage.connect(data_dir, writer=False)
     try:
         assert bm25_index.warm(reader)
-        real = bm25_index._averages
+        real = fts.fts5_averages
         written: list[int] = []
 
         def averages_then_a_write(conn):
@@ -369,7 +369,7 @@ def test_a_row_committed_during_a_refresh_does_not_start_a_build(data_dir, db, a
                 written.append(add_observation(title="zebra crossing"))
             return got
 
-        monkeypatch.setattr(bm25_index, "_averages", averages_then_a_write)
+        monkeypatch.setattr(fts, "fts5_averages", averages_then_a_write)
         query = fts_query("zebra", any_term=True)
         first = bm25_index.top(reader, query, 10, 10**9)
         assert written and first == []  # its snapshot: before the zebra

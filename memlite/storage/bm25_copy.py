@@ -1,0 +1,483 @@
+"""The in-memory copy of the observations' FTS5 index that ``bm25_index`` serves: each
+term's postings (the rows holding it and its weighted count there), each row's id,
+length, column lengths and project, kept current from FTS5's own counts, and FTS5's
+``bm25()`` computed from them in numpy. Why, what it answers, how it stays current and
+what it costs: ``memlite.storage.bm25_index``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+import numpy as np
+
+from memlite.storage import fts
+from memlite.storage.fts import OBSERVATION_WEIGHTS
+from memlite.storage.sqlvalue import integer_or_none
+
+__all__ = ["FOLD_LIMIT", "K1", "MEMORY_BUDGET", "TOKENIZER", "WEIGHTS", "Bm25Index", "idf"]
+
+log = logging.getLogger(__name__)
+
+MEMORY_BUDGET = 96 * 1024 * 1024
+"""Bytes of postings an index may hold; past it, FTS5 answers (~15 million postings)."""
+K1 = 1.2
+B = 0.75
+WEIGHTS = tuple(float(w) for w in OBSERVATION_WEIGHTS.split(","))
+TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # the FTS table's
+_COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
+            "files_read || ' ' || files_modified, project FROM observations")
+"""The values the insert trigger gives FTS5 (``schema._obs_fts_values``), then the
+row's project."""
+FOLD_LIMIT = 2_000
+"""New rows a search takes into the copy itself (~0.1 s); past it (an import while the
+worker runs), a new copy is built on its thread and FTS5 answers meanwhile."""
+_MERGE_SHARE = 0.25
+_BREAK = "memlitexcolumnxbreak"
+"""Written between the texts tokenized in one call (``Bm25Index._tokenized``)."""
+_BULK = 256
+"""Rows added at once past which they are tokenized and merged in chunks (``_add_chunk``)."""
+_CHUNK = 4_096
+_MERGE_AT = 500_000
+"""Added postings past which they are merged into the arrays even when fewer than a
+quarter of them (8 bytes each while listed, plus each term's list)."""
+_DOC = apsw.FTS5_TOKENIZE_DOCUMENT
+
+
+class Bm25Index:
+    """Postings of every observation held (see the module docstring); slots ``[0,
+    count)`` are rows, ``alive`` False for a row dropped since."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.too_big = False
+        self.stale = False
+        self.unusable = False  # built, and its totals still were not FTS5's
+        self._clear()
+
+    def _clear(self) -> None:
+        self.terms: dict[str, int] = {}
+        self.starts = np.zeros(1, dtype=np.int64)  # term id -> its postings, merged
+        self.slots = np.zeros(0, dtype=np.int32)
+        self.weights: np.ndarray = np.zeros(0, dtype=np.uint16)
+        self.added: dict[int, tuple[array[int], array[float]]] = {}  # postings since
+        self.added_count = 0
+        self.ids = np.zeros(0, dtype=np.int64)  # slot -> observation id
+        self.alive = np.zeros(0, dtype=bool)
+        self.lengths = np.zeros(0, dtype=np.float64)  # tokens in all columns
+        self.columns = np.zeros((0, len(WEIGHTS)), dtype=np.int32)  # tokens per column
+        self.projects: dict[str, int] = {}
+        self.project_of = np.zeros(0, dtype=np.int32)  # slot -> code in ``projects``
+        self.count = 0
+        self.by_id: dict[int, int] = {}  # observation id -> its live slot
+        self.max_id = 0
+        self.ascending = True  # ids[:count] strictly ascending (the newest slots last)
+        self.totals = np.zeros(len(WEIGHTS), dtype=np.int64)  # live rows' column tokens
+        self.rows = 0
+        self.fts_rows = 0  # FTS5's row count and token total, at the last refresh
+        self.fts_tokens = 0
+        self._norm = np.zeros(0, dtype=np.float64)
+        self._norm_avgdl = 0.0
+
+    # -- building and keeping up -------------------------------------------------------
+
+    def _add_rows(self, tokenize: Any, rows: Sequence[Sequence[Any]]) -> None:
+        """Tokenize ``rows`` (``_COLUMNS``) into new slots and added postings."""
+        need = self.count + len(rows)
+        if need > len(self.ids):
+            size = max(need, 2 * len(self.ids), 1024)
+            self.ids = _grown(self.ids, size)
+            self.alive = _grown(self.alive, size)
+            self.lengths = _grown(self.lengths, size)
+            self.columns = _grown(self.columns, size)
+            self.project_of = _grown(self.project_of, size)
+        if len(rows) >= _BULK:
+            pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+            waiting = 0
+            for start in range(0, len(rows), _CHUNK):
+                pending.append(self._add_chunk(tokenize, rows[start:start + _CHUNK]))
+                waiting += len(pending[-1][0])
+                if waiting > max(_MERGE_AT, len(self.slots)):  # merged as the arrays
+                    self.merge(_joined(pending))  # double: each posting moved ~twice
+                    pending, waiting = [], 0
+            if pending:
+                self.merge(_joined(pending))
+            return
+        terms = self.terms
+        for row in rows:
+            oid = int(row[0])
+            old = self.by_id.get(oid)
+            if old is not None:
+                self._drop(old)
+            slot = self.count
+            self.count += 1
+            weighted: dict[str, float] = {}
+            lengths = self.columns[slot]
+            for c, weight in enumerate(WEIGHTS):
+                text = row[c + 1]
+                tokens = _tokens(tokenize, text) if text else []
+                lengths[c] = len(tokens)
+                for token in tokens:
+                    weighted[token] = weighted.get(token, 0.0) + weight
+            for token, f in weighted.items():
+                tid = terms.setdefault(token, len(terms))
+                listed = self.added.get(tid)
+                if listed is None:
+                    listed = self.added[tid] = (array("i"), array("f"))
+                listed[0].append(slot)
+                listed[1].append(f)
+            self.added_count += len(weighted)
+            self.ids[slot] = oid
+            self.project_of[slot] = self._project_code(row[len(WEIGHTS) + 1])
+            self.alive[slot] = True
+            self.lengths[slot] = float(lengths.sum())
+            self._norm_avgdl = 0.0  # a new length: recomputed at the next query
+            self.by_id[oid] = slot
+            self.totals += lengths
+            self.rows += 1
+            self.ascending = self.ascending and oid > self.max_id
+            self.max_id = max(self.max_id, oid)
+            if self.added_count > max(_MERGE_AT, _MERGE_SHARE * len(self.slots)):
+                self.merge()  # a build's postings in steps: arrays, not lists, hold them
+
+    def _add_chunk(self, tokenize: Any, rows: Sequence[Sequence[Any]],
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_add_rows`` for many rows at once (a build): the rows' tokens counted and
+        weighted by numpy (a Python step per token was 80% of a build: 2.5 of 3.1 s at
+        10,000 observations); returns their postings (term ids, slots, weighted counts),
+        for ``merge``."""
+        for row in rows:  # an id held already (a resync's re-add) drops its old slot
+            old = self.by_id.get(int(row[0]))
+            if old is not None:
+                self._drop(old)
+        texts = [row[c + 1] or "" for row in rows for c in range(len(WEIGHTS))]
+        term_ids, counts = self._tokenized(tokenize, texts)
+        columns = np.asarray(counts, dtype=np.int32).reshape(len(rows), len(WEIGHTS))
+        first = self.count
+        slots = np.arange(first, first + len(rows), dtype=np.int64)
+        weight = np.repeat(np.tile(np.asarray(WEIGHTS), len(rows)), counts)
+        key = np.repeat(slots, columns.sum(axis=1)) << 32 | term_ids
+        pairs, where = np.unique(key, return_inverse=True)  # by slot, then term
+        f = np.bincount(where, weights=weight)  # sums of small integers: exact
+        ids = np.fromiter((int(row[0]) for row in rows), dtype=np.int64, count=len(rows))
+        self.count += len(rows)
+        self.ids[first:self.count] = ids
+        self.project_of[first:self.count] = [self._project_code(row[len(WEIGHTS) + 1])
+                                             for row in rows]
+        self.alive[first:self.count] = True
+        self.columns[first:self.count] = columns
+        self.lengths[first:self.count] = columns.sum(axis=1)
+        self._norm_avgdl = 0.0
+        self.by_id.update(zip(ids.tolist(), range(first, self.count), strict=True))
+        self.totals += columns.sum(axis=0)
+        self.rows += len(rows)
+        self.ascending = self.ascending and int(ids[0]) > self.max_id \
+            and bool((np.diff(ids) > 0).all())
+        self.max_id = max(self.max_id, int(ids.max()))
+        return (pairs & 0xFFFFFFFF), (pairs >> 32).astype(np.int32), f
+
+    def _project_code(self, project: Any) -> int:
+        return self.projects.setdefault(str(project), len(self.projects))
+
+    def _tokenized(self, tokenize: Any, texts: list[Any]) -> tuple[np.ndarray, list[int]]:
+        """The term ids of ``texts``' tokens, in order (new terms added), and each
+        text's token count.
+
+        One tokenizer call for all of them, ``_BREAK`` written between two texts (a call
+        per text cost ~3 µs, six a row); when the texts hold that word themselves (the
+        breaks found are then more than written), or one is not a string, a call per
+        text instead."""
+        terms = self.terms
+        try:  # the columns are TEXT: one that is not (a BLOB) takes the slow way
+            flat = _tokens(tokenize, f" {_BREAK} ".join(texts)) if len(texts) > 1 else []
+            single = len(texts) > 1
+        except TypeError:
+            flat, single = [], False
+        brk = _tokens(tokenize, _BREAK)
+        if single and len(brk) == 1:
+            for token in set(flat).difference(terms):
+                terms[token] = len(terms)
+            ids = np.fromiter(map(terms.__getitem__, flat), dtype=np.int64, count=len(flat))
+            at = np.flatnonzero(ids == terms[brk[0]])
+            if len(at) == len(texts) - 1:
+                sizes = np.diff(np.concatenate(([-1], at, [len(ids)]))) - 1
+                return np.delete(ids, at), [int(n) for n in sizes]
+        flat = []
+        counts: list[int] = []
+        for text in texts:
+            tokens = _tokens(tokenize, text) if text else []
+            flat.extend(tokens)
+            counts.append(len(tokens))
+        for token in set(flat).difference(terms):
+            terms[token] = len(terms)
+        return np.fromiter(map(terms.__getitem__, flat), dtype=np.int64,
+                           count=len(flat)), counts
+
+    def _drop(self, slot: int) -> None:
+        if self.alive[slot]:
+            self.alive[slot] = False
+            self.totals -= self.columns[slot]
+            self.rows -= 1
+            self.by_id.pop(int(self.ids[slot]), None)
+
+    def merge(self, extra: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """Fold the added postings (and ``extra``: term ids, slots, weighted counts of
+        newer slots) into the arrays, by term then slot, leaving out the dropped rows'.
+
+        Added slots are newer than every merged one, so each term's added postings go
+        after its merged ones: the merged postings move by the count of postings added
+        to the terms before theirs, with no sort of them. Temporaries: one position per
+        merged posting (int32 below 2**31 postings: 26 MB at 100,000 observations)."""
+        if not self.added and extra is None:
+            return
+        nterms = len(self.terms)
+        slots, weights, starts = self.slots, self.weights, self.starts
+        if self.rows < self.count and len(slots):  # drop the dropped rows' postings
+            keep = self.alive[slots]
+            if not keep.all():
+                before = np.zeros(len(keep) + 1, dtype=np.int64)
+                np.cumsum(keep, out=before[1:])
+                slots, weights, starts = slots[keep], weights[keep], before[starts]
+        parts = [(np.full(len(listed[0]), tid, dtype=np.int64),
+                  np.frombuffer(listed[0], dtype=np.int32),
+                  np.frombuffer(listed[1], dtype=np.float32).astype(np.float64))
+                 for tid, listed in self.added.items()]
+        if extra is not None:
+            parts.append((extra[0].astype(np.int64), extra[1].astype(np.int32),
+                          extra[2].astype(np.float64)))
+        add_terms = np.concatenate([p[0] for p in parts])
+        add_slots = np.concatenate([p[1] for p in parts])
+        add_f = np.concatenate([p[2] for p in parts])
+        # By term; within a term already by slot (the listed postings are older than
+        # ``extra``'s, each in slot order), which a stable sort keeps.
+        order = np.argsort(add_terms, kind="stable")
+        add_terms, add_slots, add_f = add_terms[order], add_slots[order], add_f[order]
+        old = np.zeros(nterms, dtype=np.int64)
+        old[:len(starts) - 1] = np.diff(starts)
+        added = np.bincount(add_terms, minlength=nterms)
+        new_starts = np.zeros(nterms + 1, dtype=np.int64)
+        np.cumsum(old + added, out=new_starts[1:])
+        wide = weights.dtype != np.uint16 or (add_f.size > 0 and float(add_f.max()) > 65_535.0)
+        out_slots = np.empty(int(new_starts[-1]), dtype=np.int32)
+        out_weights = np.empty(len(out_slots), dtype=np.float32 if wide else np.uint16)
+        if len(slots):  # merged posting j of term t moves by the postings added before t
+            shift = (new_starts[:-1] - np.concatenate(([0], np.cumsum(old)[:-1]))).astype(
+                np.int64 if len(out_slots) >= 2**31 else np.int32)
+            at = np.repeat(shift, old)
+            at += np.arange(len(slots), dtype=at.dtype)
+            out_slots[at] = slots
+            out_weights[at] = weights
+            del at
+        # Added posting i (sorted) of term t: after t's merged ones, at its rank in t.
+        first_of = np.concatenate(([0], np.cumsum(added)[:-1]))
+        at_added = (new_starts[:-1] + old - first_of)[add_terms] + np.arange(len(add_terms))
+        out_slots[at_added] = add_slots
+        out_weights[at_added] = add_f
+        self.slots, self.weights, self.starts = out_slots, out_weights, new_starts
+        self.added = {}
+        self.added_count = 0
+
+    def nbytes(self) -> int:
+        return int(self.slots.nbytes + self.weights.nbytes + self.ids.nbytes
+                   + self.lengths.nbytes + self.columns.nbytes + self.alive.nbytes
+                   + self.project_of.nbytes
+                   + self.starts.nbytes + 8 * self.added_count)
+
+    def refresh(self, conn: apsw.Connection, *, rebuild: bool = True) -> bool:
+        """Bring the index up to date with ``conn``'s view; True when it can answer.
+
+        Without ``rebuild``, an index whose totals still disagree with FTS5's after
+        dropping and adding rows (a text changed in place), or that would take in more
+        than ``FOLD_LIMIT`` new rows, is not built again here: it says so in ``stale``
+        and answers nothing.
+
+        Its reads share one snapshot (a read transaction, unless the caller holds one):
+        a row committed between reading FTS5's counts and reading the rows would
+        otherwise make the totals disagree and start a needless build."""
+        if self.too_big or self.stale or self.unusable:
+            return False
+        if conn.in_transaction:
+            return self._refresh(conn, rebuild)
+        conn.execute("BEGIN")
+        try:
+            return self._refresh(conn, rebuild)
+        finally:
+            conn.execute("COMMIT")
+
+    def _refresh(self, conn: apsw.Connection, rebuild: bool) -> bool:
+        averages = fts.fts5_averages(conn)
+        if averages is None:
+            return False
+        tokenize = conn.fts5_tokenizer(*TOKENIZER)
+        top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations")
+                              .fetchall()[0][0]) or 0
+        if top > self.max_id:
+            if not rebuild and top - self.max_id > FOLD_LIMIT:  # an import, say: tokenized
+                self.stale = True  # on the build's thread, not inside this search
+                return False
+            self._add_rows(tokenize, conn.execute(f"{_COLUMNS} WHERE id > ? ORDER BY id",
+                                                  (self.max_id,)).fetchall())
+        if not self._agrees(averages):
+            self._resync(conn, tokenize)
+            if not self._agrees(averages):  # a text changed in place: start over
+                if not rebuild:
+                    self.stale = True
+                    return False
+                self._clear()
+                averages = fts.fts5_averages(conn)
+                self._add_rows(tokenize, conn.execute(f"{_COLUMNS} ORDER BY id").fetchall())
+                if averages is None or not self._agrees(averages):
+                    self._clear()  # its tokens differ from FTS5's own: FTS5 answers,
+                    self.unusable = True  # in this process from now on
+                    log.warning("the in-memory full-text index does not match FTS5's "
+                                "(another tokenizer version?): FTS5 answers")
+                    return False
+        if self.added_count > _MERGE_SHARE * max(len(self.slots), 1):
+            self.merge()
+        if self.nbytes() > MEMORY_BUDGET:
+            self._clear()
+            self.too_big = True
+            return False
+        values = fts.varints(averages, 1 + len(WEIGHTS)) or [0]
+        self.fts_rows, self.fts_tokens = values[0], sum(values[1:])
+        return True
+
+    def _agrees(self, averages: bytes | None) -> bool:
+        if averages is None:
+            return False
+        values = fts.varints(averages, 1 + len(WEIGHTS))
+        return values is not None and values[0] == self.rows \
+            and values[1:] == [int(t) for t in self.totals]
+
+    def _resync(self, conn: apsw.Connection, tokenize: Any) -> None:
+        """Drop the held rows the table no longer has; add the ones it has and the index
+        does not (an id reused below the highest held)."""
+        present = np.fromiter((r[0] for r in conn.execute("SELECT id FROM observations")),
+                              dtype=np.int64)
+        held = self.ids[:self.count]
+        gone = np.flatnonzero(self.alive[:self.count] & ~np.isin(held, present))
+        for slot in gone:
+            self._drop(int(slot))
+        missing = present[~np.isin(present, held[self.alive[:self.count]])]
+        for start in range(0, len(missing), 500):
+            chunk = ",".join(str(int(i)) for i in missing[start:start + 500])
+            self._add_rows(tokenize, conn.execute(
+                f"{_COLUMNS} WHERE id IN ({chunk}) ORDER BY id").fetchall())
+
+    # -- answering ---------------------------------------------------------------------
+
+    def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows (slots) holding ``token`` and its weighted count in each."""
+        tid = self.terms.get(token)
+        if tid is None:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+        slots: np.ndarray = np.zeros(0, dtype=np.int32)
+        f: np.ndarray = np.zeros(0, dtype=np.float64)
+        if tid + 1 < len(self.starts):
+            lo, hi = int(self.starts[tid]), int(self.starts[tid + 1])
+            slots, f = self.slots[lo:hi], self.weights[lo:hi].astype(np.float64)
+        listed = self.added.get(tid)
+        if listed is not None:
+            slots = np.concatenate([slots, np.frombuffer(listed[0], dtype=np.int32)])
+            f = np.concatenate([f, np.frombuffer(listed[1], dtype=np.float32)])
+        if self.rows < self.count:  # some slots dropped since
+            live = self.alive[slots]
+            slots, f = slots[live], f[live]
+        return slots, f
+
+    def best(self, tokens: Sequence[str | tuple[np.ndarray, np.ndarray]], fetch: int,
+             newest: int, project: str | None = None) -> list[tuple[int, float]]:
+        """The ``fetch`` best ``(id, bm25)`` of the any-term query over ``tokens`` (one
+        per phrase, in the query's order: a token, or a phrase's rows and weighted
+        counts from ``phrase_rows``) among the rows of ``project`` (None: all),
+        best (lowest) first, ties by id; when every token is in more than ``newest``
+        rows of the table, among the newest ``newest`` of those matches only
+        (``fts_split.newest_floor``'s rule). The IDFs are the whole table's, as FTS5's."""
+        n_rows, n_tokens = self.fts_rows, self.fts_tokens
+        if not tokens or n_rows <= 0:
+            return []
+        lists = [self.postings(term) if isinstance(term, str) else term for term in tokens]
+        every = np.concatenate([slots for slots, _ in lists])
+        if every.size == 0:
+            return []
+        f = np.concatenate([weights for _, weights in lists])
+        idfs = np.repeat([idf(n_rows, len(slots)) for slots, _ in lists],
+                         [len(slots) for slots, _ in lists])
+        # FTS5's operations in its order (``fts5Bm25Function``); ``norms`` holds each
+        # row's ``k1 * (1 - b + b * D / avgdl)``, the same double as computed per row.
+        each = idfs * ((f * (K1 + 1.0)) / (f + self.norms(n_tokens / n_rows)[every]))
+        # Summed per row in the query's phrase order, from 0.0, as FTS5 sums them.
+        scores = np.bincount(every, weights=each, minlength=self.count)
+        code = -1
+        if project is not None:
+            code = self.projects.get(project, -1)
+            if code < 0:
+                return []
+        rarest = min(range(len(lists)), key=lambda i: len(lists[i][0]))
+        if len(lists[rarest][0]) > newest:  # every term common: the newest matches
+            matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
+            if code >= 0:
+                matched = matched[self.project_of[matched] == code]
+            if len(matched) > newest:
+                if self.ascending:  # slots in id order: the newest matches are the last
+                    matched = matched[-newest:]
+                else:
+                    ids = self.ids[matched]
+                    matched = matched[ids >= np.partition(ids, len(ids) - newest)[-newest]]
+        else:
+            # The best ``fetch`` score at least the ``fetch``-th best of any subset of the
+            # matches: the rarest term's rows give that bar, and only the rows over it
+            # are sorted (not every match: 42,000 rows of a 100,000 table, ~0.4 ms).
+            some = lists[rarest][0]
+            if code >= 0:
+                some = some[self.project_of[some] == code]
+            bar = float(np.partition(scores[some], len(some) - fetch)[len(some) - fetch]) \
+                if len(some) >= fetch else 0.0
+            matched = np.flatnonzero(scores >= bar) if bar > 0.0 else np.flatnonzero(scores)
+            if code >= 0:
+                matched = matched[self.project_of[matched] == code]
+        ids = self.ids[matched]
+        neg = -scores[matched]
+        if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
+            chosen = np.flatnonzero(neg <= np.partition(neg, fetch - 1)[fetch - 1])
+            neg, ids = neg[chosen], ids[chosen]
+        order = np.lexsort((ids, neg))[:fetch]
+        return [(int(i), float(s)) for i, s in zip(ids[order], neg[order], strict=True)]
+
+    def norms(self, avgdl: float) -> np.ndarray:
+        """Each row's ``k1 * (1 - b + b * D / avgdl)``, kept while ``avgdl`` holds."""
+        if self._norm_avgdl != avgdl or len(self._norm) != len(self.lengths):
+            self._norm = K1 * (1 - B + B * self.lengths / avgdl)
+            self._norm_avgdl = avgdl
+        return self._norm
+
+
+def idf(n_rows: int, hits: int) -> float:
+    """FTS5's IDF of a phrase in ``hits`` of ``n_rows`` rows (<= 0 becomes 1e-6)."""
+    idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
+def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros((size, *array.shape[1:]), dtype=array.dtype)
+    out[:len(array)] = array
+    return out
+
+
+def _tokens(tokenize: Any, text: Any) -> list[str]:
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
+    tokens: list[str] = tokenize(data, _DOC, None, include_offsets=False,
+                                 include_colocated=False)
+    return tokens
