@@ -7,11 +7,12 @@ what it costs: ``memlite.storage.bm25_index``.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import apsw
@@ -43,7 +44,7 @@ _BREAK = "memlitexcolumnxbreak"
 """Written between the texts tokenized in one call (``Bm25Index._tokenized``)."""
 _BULK = 256
 """Rows added at once past which they are tokenized and merged in chunks (``_add_chunk``)."""
-_CHUNK = 4_096
+_CHUNK = 2_048
 _MERGE_AT = 500_000
 """Added postings past which they are merged into the arrays even when fewer than a
 quarter of them (8 bytes each while listed, plus each term's list)."""
@@ -87,9 +88,8 @@ class Bm25Index:
 
     # -- building and keeping up -------------------------------------------------------
 
-    def _add_rows(self, tokenize: Any, rows: Sequence[Sequence[Any]]) -> None:
-        """Tokenize ``rows`` (``_COLUMNS``) into new slots and added postings."""
-        need = self.count + len(rows)
+    def _room(self, more: int) -> None:
+        need = self.count + more
         if need > len(self.ids):
             size = max(need, 2 * len(self.ids), 1024)
             self.ids = _grown(self.ids, size)
@@ -97,18 +97,30 @@ class Bm25Index:
             self.lengths = _grown(self.lengths, size)
             self.columns = _grown(self.columns, size)
             self.project_of = _grown(self.project_of, size)
+
+    def _add_many(self, tokenize: Any, rows: Iterable[Sequence[Any]]) -> None:
+        """``_add_rows`` for rows read as they come (a build): ``_CHUNK`` at a time, so
+        that a build never holds every row's text at once (a whole table read first left
+        ~30 MB of Python's small-object arenas behind at 10,000 observations)."""
+        source = iter(rows)
+        pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        waiting = 0
+        while chunk := list(itertools.islice(source, _CHUNK)):
+            self._room(len(chunk))
+            pending.append(self._add_chunk(tokenize, chunk))
+            waiting += len(pending[-1][0])
+            if waiting > max(_MERGE_AT, len(self.slots)):  # merged as the arrays double:
+                self.merge(_joined(pending))  # each posting moved ~twice
+                pending, waiting = [], 0
+        if pending:
+            self.merge(_joined(pending))
+
+    def _add_rows(self, tokenize: Any, rows: Sequence[Sequence[Any]]) -> None:
+        """Tokenize ``rows`` (``_COLUMNS``) into new slots and added postings."""
         if len(rows) >= _BULK:
-            pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-            waiting = 0
-            for start in range(0, len(rows), _CHUNK):
-                pending.append(self._add_chunk(tokenize, rows[start:start + _CHUNK]))
-                waiting += len(pending[-1][0])
-                if waiting > max(_MERGE_AT, len(self.slots)):  # merged as the arrays
-                    self.merge(_joined(pending))  # double: each posting moved ~twice
-                    pending, waiting = [], 0
-            if pending:
-                self.merge(_joined(pending))
+            self._add_many(tokenize, rows)
             return
+        self._room(len(rows))
         terms = self.terms
         for row in rows:
             oid = int(row[0])
@@ -321,8 +333,11 @@ class Bm25Index:
             if not rebuild and top - self.max_id > FOLD_LIMIT:  # an import, say: tokenized
                 self.stale = True  # on the build's thread, not inside this search
                 return False
-            self._add_rows(tokenize, conn.execute(f"{_COLUMNS} WHERE id > ? ORDER BY id",
-                                                  (self.max_id,)).fetchall())
+            new = conn.execute(f"{_COLUMNS} WHERE id > ? ORDER BY id", (self.max_id,))
+            if top - self.max_id < _BULK:  # a search's usual few: listed apart, no merge
+                self._add_rows(tokenize, new.fetchall())
+            else:
+                self._add_many(tokenize, new)
         if not self._agrees(averages):
             self._resync(conn, tokenize)
             if not self._agrees(averages):  # a text changed in place: start over
@@ -331,7 +346,7 @@ class Bm25Index:
                     return False
                 self._clear()
                 averages = fts.fts5_averages(conn)
-                self._add_rows(tokenize, conn.execute(f"{_COLUMNS} ORDER BY id").fetchall())
+                self._add_many(tokenize, conn.execute(f"{_COLUMNS} ORDER BY id"))
                 if averages is None or not self._agrees(averages):
                     self._clear()  # its tokens differ from FTS5's own: FTS5 answers,
                     self.unusable = True  # in this process from now on
