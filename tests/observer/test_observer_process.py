@@ -44,10 +44,21 @@ trio.run(main)
 
 
 def wait_until_gone(marker: str, data_dir: Path, limit: float) -> float:
+    """Seconds until no process of the observer is left: none carries its marker and
+    none holds its lock. Both: a process in the middle of exiting has let go of its
+    memory (its environment reads empty) before its files (the lock is still held), and
+    for that instant the reaper still sees, and signals, its group (a CI run under load
+    caught it there once)."""
     started = time.monotonic()
-    while registry.marked_pids(marker, data_dir) and time.monotonic() - started < limit:
+
+    def left() -> bool:
+        return bool(registry.marked_pids(marker, data_dir)) or procs.lock_held(
+            registry.lock_path(data_dir, marker))
+
+    while left() and time.monotonic() - started < limit:
         time.sleep(0.02)
     assert registry.marked_pids(marker, data_dir) == [], "observer processes survived"
+    assert not procs.lock_held(registry.lock_path(data_dir, marker)), "its lock is held"
     return time.monotonic() - started
 
 
