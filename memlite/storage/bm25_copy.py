@@ -19,7 +19,7 @@ import apsw
 import numpy as np
 
 from memlite.storage import fts
-from memlite.storage.fts import OBSERVATION_WEIGHTS
+from memlite.storage.fts import OBSERVATION_WEIGHTS, TOKENIZER
 from memlite.storage.sqlvalue import integer_or_none
 
 __all__ = ["FOLD_LIMIT", "K1", "MEMORY_BUDGET", "TOKENIZER", "WEIGHTS", "Bm25Index", "idf"]
@@ -31,7 +31,6 @@ MEMORY_BUDGET = 96 * 1024 * 1024
 K1 = 1.2
 B = 0.75
 WEIGHTS = tuple(float(w) for w in OBSERVATION_WEIGHTS.split(","))
-TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])  # the FTS table's
 _COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
             "files_read || ' ' || files_modified, project FROM observations")
 """The values the insert trigger gives FTS5 (``schema._obs_fts_values``), then the
@@ -40,15 +39,12 @@ FOLD_LIMIT = 2_000
 """New rows a search takes into the copy itself (~0.1 s); past it (an import while the
 worker runs), a new copy is built on its thread and FTS5 answers meanwhile."""
 _MERGE_SHARE = 0.25
-_BREAK = "memlitexcolumnxbreak"
-"""Written between the texts tokenized in one call (``Bm25Index._tokenized``)."""
 _BULK = 256
 """Rows added at once past which they are tokenized and merged in chunks (``_add_chunk``)."""
 _CHUNK = 2_048
 _MERGE_AT = 500_000
 """Added postings past which they are merged into the arrays even when fewer than a
 quarter of them (8 bytes each while listed, plus each term's list)."""
-_DOC = apsw.FTS5_TOKENIZE_DOCUMENT
 
 
 class Bm25Index:
@@ -133,7 +129,7 @@ class Bm25Index:
             lengths = self.columns[slot]
             for c, weight in enumerate(WEIGHTS):
                 text = row[c + 1]
-                tokens = _tokens(tokenize, text) if text else []
+                tokens = fts.document_tokens(tokenize, text) if text else []
                 lengths[c] = len(tokens)
                 for token in tokens:
                     weighted[token] = weighted.get(token, 0.0) + weight
@@ -199,33 +195,18 @@ class Bm25Index:
 
     def _tokenized(self, tokenize: Any, texts: list[Any]) -> tuple[np.ndarray, list[int]]:
         """The term ids of ``texts``' tokens, in order (new terms added), and each
-        text's token count.
-
-        One tokenizer call for all of them, ``_BREAK`` written between two texts (a call
-        per text cost ~3 µs, six a row); when the texts hold that word themselves (the
-        breaks found are then more than written), or one is not a string, a call per
-        text instead."""
+        text's token count: one tokenizer call for all (``fts.tokens_of_texts``; a call
+        per text cost ~3 µs, six a row), else a call per text."""
+        split = fts.tokens_of_texts(tokenize, texts)
+        if split is not None:
+            flat, counts = split
+        else:
+            flat, counts = [], []
+            for text in texts:
+                tokens = fts.document_tokens(tokenize, text) if text else []
+                flat.extend(tokens)
+                counts.append(len(tokens))
         terms = self.terms
-        try:  # the columns are TEXT: one that is not (a BLOB) takes the slow way
-            flat = _tokens(tokenize, f" {_BREAK} ".join(texts)) if len(texts) > 1 else []
-            single = len(texts) > 1
-        except TypeError:
-            flat, single = [], False
-        brk = _tokens(tokenize, _BREAK)
-        if single and len(brk) == 1:
-            for token in set(flat).difference(terms):
-                terms[token] = len(terms)
-            ids = np.fromiter(map(terms.__getitem__, flat), dtype=np.int64, count=len(flat))
-            at = np.flatnonzero(ids == terms[brk[0]])
-            if len(at) == len(texts) - 1:
-                sizes = np.diff(np.concatenate(([-1], at, [len(ids)]))) - 1
-                return np.delete(ids, at), [int(n) for n in sizes]
-        flat = []
-        counts: list[int] = []
-        for text in texts:
-            tokens = _tokens(tokenize, text) if text else []
-            flat.extend(tokens)
-            counts.append(len(tokens))
         for token in set(flat).difference(terms):
             terms[token] = len(terms)
         return np.fromiter(map(terms.__getitem__, flat), dtype=np.int64,
@@ -491,8 +472,3 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _tokens(tokenize: Any, text: Any) -> list[str]:
-    data = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
-    tokens: list[str] = tokenize(data, _DOC, None, include_offsets=False,
-                                 include_colocated=False)
-    return tokens

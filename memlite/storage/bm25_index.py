@@ -272,16 +272,17 @@ def _phrase_rows(index: Bm25Index, conn: apsw.Connection,
 
 def coverage(conn: apsw.Connection, phrases: Sequence[Sequence[str]],
              ids: Sequence[int]) -> dict[int, float] | None:
-    """For each of ``ids``, the share of ``phrases`` (each a term's tokens) it holds
-    every token of, from the postings (``fts_lists._covered``'s shares, without reading
-    or tokenizing a row); None when the index cannot say (not built, not current, an id
-    it does not hold)."""
+    """For each of ``ids`` (a list ``top`` just answered on ``conn``: the index was
+    brought up to date for it, and is not read again), the share of ``phrases`` (each a
+    term's tokens) it holds every token of, from the postings (``fts_lists._covered``'s
+    shares, without reading or tokenizing a row); None when the index cannot say (gone,
+    waiting for a new build, an id it no longer holds)."""
     with _GUARD:
         index = _INDEXES.get(conn.filename) if conn.filename else None
     if index is None:
         return None
     with index.lock:
-        if not index.refresh(conn, rebuild=False):
+        if index.stale or index.too_big or index.unusable:
             return None
         slots = [index.by_id.get(int(oid)) for oid in ids]
         if any(slot is None for slot in slots):

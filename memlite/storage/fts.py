@@ -12,6 +12,7 @@ long natural-language question still returns its best partial matches.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -22,12 +23,15 @@ from memlite.storage.records import Observation, Prompt, SearchHit, Summary
 __all__ = [
     "MAX_TERMS",
     "OBSERVATION_WEIGHTS",
+    "TOKENIZER",
+    "document_tokens",
     "fts5_averages",
     "fts_query",
     "query_terms",
     "search_observations",
     "search_prompts",
     "search_summaries",
+    "tokens_of_texts",
     "varints",
 ]
 
@@ -196,3 +200,57 @@ def varints(data: bytes, count: int) -> list[int] | None:
                 break
         out.append(value)
     return out
+
+
+TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+"""The observations' FTS table's tokenizer (``schema._TOKENIZE``), as
+``conn.fts5_tokenizer(*TOKENIZER)`` takes it."""
+
+
+def document_tokens(tokenize: Any, text: str | bytes) -> list[str]:
+    """``text``'s tokens as the FTS table indexes them (tokens alone, no offsets and no
+    colocated forms: half the cost of the tuples)."""
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
+    tokens: list[str] = tokenize(data, apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                                 include_offsets=False, include_colocated=False)
+    return tokens
+
+
+SEPARATOR = "memlitexrowxbreak"
+"""Written between the texts ``tokens_of_texts`` tokenizes in one call."""
+
+
+def tokens_of_texts(tokenize: Any, texts: Sequence[str]) -> tuple[list[str], list[int]] | None:
+    """Every text's tokens in one list, in order, and how many each has, from ONE
+    tokenizer call (``SEPARATOR`` written between two texts, its token then taken out):
+    the per-call cost was half of tokenizing 50 rows one by one (0.70 ms against 0.35 ms
+    for the same rows at once), six calls a row in a full-text index build.
+
+    None when the texts cannot be split back that way: fewer than two, one that is not a
+    string, or one that yields the separator's token itself (the separators found are
+    then more than written). The caller tokenizes them one by one instead."""
+    mark = document_tokens(tokenize, SEPARATOR)
+    if len(texts) < 2 or len(mark) != 1:
+        return None
+    try:
+        joined = f" {SEPARATOR} ".join(texts)
+    except TypeError:  # a BLOB in a TEXT column
+        return None
+    (separator,) = mark
+    tokens = document_tokens(tokenize, joined)
+    flat: list[str] = []
+    counts: list[int] = []
+    start = 0
+    try:  # list.index walks the tokens in C
+        for _ in range(len(texts) - 1):
+            end = tokens.index(separator, start)
+            flat += tokens[start:end]
+            counts.append(end - start)
+            start = end + 1
+    except ValueError:  # fewer separators than written: cannot happen, but never guess
+        return None
+    if separator in tokens[start:]:  # a text yielded it itself: misaligned
+        return None
+    flat += tokens[start:]
+    counts.append(len(tokens) - start)
+    return flat, counts

@@ -27,7 +27,15 @@ import attrs
 
 from memlite.storage import bm25_index, fts_split, vector_index
 from memlite.storage.filters import Filters, json_ids, passing
-from memlite.storage.fts import OBSERVATION_WEIGHTS, STOPWORDS, fts_query, query_terms
+from memlite.storage.fts import (
+    OBSERVATION_WEIGHTS,
+    STOPWORDS,
+    TOKENIZER,
+    document_tokens,
+    fts_query,
+    query_terms,
+    tokens_of_texts,
+)
 from memlite.storage.sqlvalue import integer, text_or_none
 
 __all__ = ["Listed", "fts_list"]
@@ -49,16 +57,6 @@ class Listed:
     """Full text with coverage: ``(created_at_epoch, session_id, type)`` of the ids whose
     rows the coverage read (the fusion needs them: no second read of the same rows)."""
 
-
-
-_TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]  # the FTS table's, under porter
-
-
-def _tokens(tokenize: Any, text: str) -> list[str]:
-    # Tokens alone (no offsets, no colocated forms): half the cost of the tuples.
-    tokens: list[str] = tokenize(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
-                                 None, include_offsets=False, include_colocated=False)
-    return tokens
 
 
 def _coverage(conn: apsw.Connection, text: str, ids: Sequence[int], *,
@@ -84,7 +82,7 @@ def _covered(conn: apsw.Connection, text: str, ids: Sequence[int], *,
 
     Also returns the ``Fact`` of each row it read (``Listed.facts``), read with its text.
     """
-    tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
+    tokenize = conn.fts5_tokenizer(*TOKENIZER)
     phrases = _phrases(tokenize, text)
     if not phrases or not ids:
         return {}, {}
@@ -105,7 +103,7 @@ def _phrases(tokenize: Any, text: str) -> list[tuple[str, ...]]:
     tokens from the FTS tokenizer), the ones with tokens."""
     terms = query_terms(text)
     content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
-    return [p for p in (tuple(_tokens(tokenize, t)) for t in content) if p]
+    return [p for p in (tuple(document_tokens(tokenize, t)) for t in content) if p]
 
 
 _ROW_TEXT = ("SELECT id, " + " || ' ' || ".join(
@@ -117,37 +115,18 @@ _ROW_TEXT = ("SELECT id, " + " || ' ' || ".join(
 FTS table holds them, files read and modified apart), and the row's ``Fact``."""
 
 
-_BREAK = "memlitexrowxbreak"
-"""Written between the rows tokenized in one call (``_held``); a row that holds it
-itself (its token, after folding) sends them one by one instead."""
-
-
 def _held(tokenize: Any, texts: list[str], wanted: set[str]) -> list[set[str]]:
-    """For each text, which of the ``wanted`` tokens it holds once tokenized.
-
-    Why one call: the tokenizer's per-call cost was half of tokenizing 50 rows one by one
-    (0.70 ms against 0.35 ms for the same rows at once, ~580 characters each). The rows
-    are joined with ``_BREAK`` between them and the tokens split at its token; when any
-    row yields that token itself (the count of breaks is then off), or a query term is
-    that token, each row is tokenized alone, as before."""
-    mark = _tokens(tokenize, _BREAK)
-    if len(mark) != 1 or mark[0] in wanted or len(texts) < 2:
-        return [wanted.intersection(_tokens(tokenize, t)) for t in texts]
-    (brk,) = mark
-    tokens = _tokens(tokenize, f" {_BREAK} ".join(texts))
+    """For each text, which of the ``wanted`` tokens it holds once tokenized: the rows in
+    one tokenizer call (``fts.tokens_of_texts``), else one by one."""
+    split = tokens_of_texts(tokenize, texts)
+    if split is None:
+        return [wanted.intersection(document_tokens(tokenize, t)) for t in texts]
+    tokens, counts = split
     out: list[set[str]] = []
     start = 0
-    try:  # list.index and set.intersection walk the tokens in C
-        for _ in range(len(texts) - 1):
-            end = tokens.index(brk, start)
-            out.append(wanted.intersection(tokens[start:end]))
-            start = end + 1
-    except ValueError:  # fewer breaks than written: cannot happen, but never guess
-        return [wanted.intersection(_tokens(tokenize, t)) for t in texts]
-    tail = tokens[start:]
-    if brk in tail:  # a row yielded the break's token itself: the rows are misaligned
-        return [wanted.intersection(_tokens(tokenize, t)) for t in texts]
-    out.append(wanted.intersection(tail))
+    for count in counts:  # set.intersection walks the tokens in C
+        out.append(wanted.intersection(tokens[start:start + count]))
+        start += count
     return out
 
 
@@ -169,7 +148,7 @@ def fts_list(conn: apsw.Connection, text: str, filters: Filters, depth: int, *,
     shares: dict[int, float] | None = None
     facts: dict[int, Fact] = {}
     if coverage and indexed:  # from the postings: no row read or tokenized
-        tokenize = conn.fts5_tokenizer("porter", _TOKENIZER_ARGS)
+        tokenize = conn.fts5_tokenizer(*TOKENIZER)
         shares = bm25_index.coverage(conn, _phrases(tokenize, text), ids)
     if coverage and shares is None:
         shares, facts = _covered(conn, text, ids, matched=True)

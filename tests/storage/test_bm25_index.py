@@ -283,10 +283,10 @@ def test_rows_holding_the_break_word_are_tokenized_one_by_one(db, add_observatio
     """A build tokenizes many texts in one call with a marker word between them; rows
     that hold that word themselves are tokenized text by text instead, same scores."""
     _fill(add_observation, 40)
-    add_observation(title=f"cache {bm25_copy._BREAK} parser", narrative=bm25_copy._BREAK)
+    add_observation(title=f"cache {fts.SEPARATOR} parser", narrative=fts.SEPARATOR)
     _fill(add_observation, 40, seed=9)
     assert bm25_index.warm(db)
-    for text in ("cache parser", bm25_copy._BREAK, "retry"):
+    for text in ("cache parser", fts.SEPARATOR, "retry"):
         query = fts_query(text, any_term=True)
         _same(bm25_index.top(db, query, 30, 10**9), _fts5(db, query, 30))
 
@@ -304,12 +304,12 @@ def test_a_one_off_process_starts_no_build(db, add_observation, monkeypatch):
 
 def test_a_copy_whose_tokens_are_not_fts5s_is_given_up(db, add_observation, monkeypatch):
     _fill(add_observation, 30)
-    real = bm25_copy._tokens
-    monkeypatch.setattr(bm25_copy, "_tokens", lambda tok, text: [*real(tok, text), "extra"])
+    real = fts.document_tokens
+    monkeypatch.setattr(fts, "document_tokens", lambda tok, text: [*real(tok, text), "extra"])
     assert not bm25_index.warm(db)
     index = bm25_index._INDEXES[db.filename]
     assert index.unusable and index.count == 0
-    monkeypatch.setattr(bm25_copy, "_tokens", real)
+    monkeypatch.setattr(fts, "document_tokens", real)
     _fill(add_observation, 5, seed=11)  # the table changes: still given up, no rebuild
     assert bm25_index.top(db, fts_query("cache", any_term=True), 10, 10**9) is None
     assert index.count == 0

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memlite import storage
-from memlite.storage import fts_lists, vector_index, vector_job
+from memlite.storage import fts, fts_lists, vector_index, vector_job
 from memlite.storage import search as engine
 from memlite.storage.filters import Filters, passing
 from memlite.storage.fts import STOPWORDS, query_terms
@@ -60,16 +60,16 @@ def answer(outcome) -> list[tuple[int, float, int | None, int | None]]:
 
 def coverage_row_by_row(conn: apsw.Connection, text: str, ids: list[int]) -> dict[int, float]:
     """The term coverage as it was computed before: each row tokenized on its own."""
-    tokenize = conn.fts5_tokenizer("porter", fts_lists._TOKENIZER_ARGS)
+    tokenize = conn.fts5_tokenizer(*fts.TOKENIZER)
     terms = query_terms(text)
     content = [t for t in terms if t.lower().strip("?!.,;:'\"") not in STOPWORDS] or terms
-    phrases = [p for p in (tuple(fts_lists._tokens(tokenize, t)) for t in content) if p]
+    phrases = [p for p in (tuple(fts.document_tokens(tokenize, t)) for t in content) if p]
     out = {}
     for oid, *fields in conn.execute(
             "SELECT id, title, subtitle, narrative, facts, concepts, files_read, "
             "files_modified FROM observations WHERE id IN (SELECT value FROM json_each(?))",
             (str(ids),)):
-        held = set(fts_lists._tokens(tokenize, " ".join(f or "" for f in fields)))
+        held = set(fts.document_tokens(tokenize, " ".join(f or "" for f in fields)))
         out[oid] = sum(1 for p in phrases if held.issuperset(p)) / len(phrases)
     return out
 
@@ -86,13 +86,13 @@ def test_coverage_tokenizes_the_rows_in_one_call_with_the_same_shares(
     ids = [r[0] for r in db.execute("SELECT id FROM observations ORDER BY id LIMIT 40")]
     expected = coverage_row_by_row(db, text, ids)
     calls: list[int] = []
-    real = fts_lists._tokens
+    real = fts.document_tokens
 
     def counting(tokenize, piece):
         calls.append(len(piece))
         return real(tokenize, piece)
 
-    monkeypatch.setattr(fts_lists, "_tokens", counting)
+    monkeypatch.setattr(fts, "document_tokens", counting)
     got = fts_lists._coverage(db, text, ids)
     assert got == expected and len(got) == 40
     # The query's terms and the break word are short; the rows go in one long call.
@@ -115,7 +115,7 @@ def test_a_row_holding_the_break_word_still_gets_its_own_share(db, add_observati
 
 
 def test_held_splits_at_the_breaks_and_falls_back_when_a_text_holds_one(db):
-    tokenize = db.fts5_tokenizer("porter", fts_lists._TOKENIZER_ARGS)
+    tokenize = db.fts5_tokenizer(*fts.TOKENIZER)
     texts = ["Caching parsers", "", "retries: cache", "nothing here"]
     wanted = {"cach", "parser", "retri"}
     expected = [{"cach", "parser"}, set(), {"retri", "cach"}, set()]
