@@ -16,10 +16,16 @@ import apsw
 import attrs
 
 from memlite.storage.fts import search_prompts, search_summaries
-from memlite.storage.reads import columns, get_observation, get_observations, to_record
+from memlite.storage.reads import (
+    columns,
+    get_observation,
+    get_observations,
+    observation_dicts,
+    observation_index_rows,
+    to_record,
+)
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
-from memlite.storage.search import Filters, RankedHit, VectorSource
-from memlite.storage.search import search as run_search
+from memlite.storage.search import Filters, Ranking, VectorSource, rank
 
 __all__ = [
     "approx_tokens",
@@ -50,7 +56,11 @@ def approx_tokens(obs: Observation) -> int:
     """Roughly how many tokens the full record costs a model (4 characters a token)."""
     text = [obs.title, obs.subtitle, obs.narrative, *obs.facts, *obs.concepts,
             *obs.files_read, *obs.files_modified]
-    return max(1, -(-sum(len(part) for part in text) // 4))
+    return _tokens(sum(len(part) for part in text))
+
+
+def _tokens(chars: int) -> int:
+    return max(1, -(-chars // 4))
 
 
 def _hit_json(hit: SearchHit) -> dict[str, Any]:
@@ -63,10 +73,14 @@ def _hit_json(hit: SearchHit) -> dict[str, Any]:
     return body
 
 
-def _ranked_json(hit: RankedHit) -> dict[str, Any]:
-    body = observation_json(hit.observation)
-    body.update(score=round(hit.score, 6), tokens=approx_tokens(hit.observation),
-                fts_rank=hit.fts_rank, vector_rank=hit.vector_rank)
+def _ranked_json(found: Ranking, oid: int, score: float, body: dict[str, Any]) -> dict[str, Any]:
+    """A hit of ``/api/search``: its record's dict (``observation_dicts``) with the
+    search's figures (``tokens`` as ``approx_tokens`` counts them)."""
+    chars = sum(map(len, (body["title"], body["subtitle"], body["narrative"])))
+    for name in ("facts", "concepts", "files_read", "files_modified"):
+        chars += sum(map(len, body[name]))
+    body.update(score=round(score, 6), tokens=_tokens(chars),
+                fts_rank=found.fts_rank.get(oid), vector_rank=found.vector_rank.get(oid))
     return body
 
 
@@ -81,11 +95,13 @@ def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit:
     project = filters.project
     summaries = [_hit_json(h) for h in search_summaries(conn, q, project=project, limit=limit)]
     prompts = [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)]
-    found = run_search(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
-                       no_vector_reason=no_vector_reason)
+    found = rank(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
+                 no_vector_reason=no_vector_reason)
+    records = observation_dicts(conn, found.ids)
     return {
         "mode": found.mode, "mode_used": found.mode_used, "note": found.note,
-        "observations": [_ranked_json(h) for h in found.hits],
+        "observations": [_ranked_json(found, oid, score, records[oid])
+                         for oid, score in found.ranked if oid in records],
         "summaries": summaries, "prompts": prompts,
     }
 
@@ -93,16 +109,17 @@ def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit:
 def index(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: int,
           vector: bytes | VectorSource | None,
           no_vector_reason: str | None = None) -> dict[str, Any]:
-    """The compact index: enough to choose which observations to fetch in full."""
-    found = run_search(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
-                       no_vector_reason=no_vector_reason)
+    """The compact index: enough to choose which observations to fetch in full. Only
+    the columns shown are read (``observation_index_rows``), not the records."""
+    found = rank(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
+                 no_vector_reason=no_vector_reason)
+    rows = observation_index_rows(conn, found.ids)
     results = [
-        {"id": obs.id, "date": obs.created_at, "type": obs.type, "title": obs.title,
-         "project": obs.project, "session_id": obs.session_id, "tokens": approx_tokens(obs),
-         "files": list(dict.fromkeys((*obs.files_modified, *obs.files_read)))[:5],
-         "score": round(hit.score, 6)}
-        for hit in found.hits
-        for obs in (hit.observation,)
+        {"id": oid, "date": date, "type": kind, "title": title, "project": project,
+         "session_id": session_id, "tokens": _tokens(chars),
+         "files": list(dict.fromkeys((*modified, *read)))[:5], "score": round(score, 6)}
+        for oid, score in found.ranked if oid in rows
+        for date, kind, title, project, session_id, chars, read, modified in (rows[oid],)
     ]
     return {"mode": found.mode, "mode_used": found.mode_used, "note": found.note,
             "count": len(results), "results": results}

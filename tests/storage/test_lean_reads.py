@@ -1,0 +1,71 @@
+"""The search answers' lean reads (``reads.observation_dicts`` and
+``reads.observation_index_rows``, used by ``memlite.http.queries``) give what reading
+the records gives: the same dicts, the same compact index entries, the same token counts."""
+
+from __future__ import annotations
+
+import attrs
+
+from memlite.http import queries
+from memlite.storage import reads
+from memlite.storage.filters import Filters
+from memlite.storage.records import Observation
+
+
+def _stored(db, add_observation) -> list[int]:
+    ids = [
+        add_observation(title="parser crash", subtitle="on empty input",
+                        narrative="the parser fell over " * 20, facts=["one", "two three"],
+                        concepts=["parser"], files_read=["src/a.py", "src/b.py"],
+                        files_modified=["src/b.py"]),
+        add_observation(title="café parser notes 🦀", narrative="naïve résumé\x00after a NUL",
+                        facts=["日本語の事実"], files_modified=[f"f{i}.py" for i in range(8)]),
+        add_observation(title="parser with nothing else"),
+        add_observation(title="parser again", facts=["x"], concepts=["y"]),
+    ]
+    with db:  # a list written by other code: a number and a nested list among the strings
+        db.execute("UPDATE observations SET facts = '[12, \"twelve\", [1, 2]]' WHERE id = ?",
+                   (ids[3],))
+    return ids
+
+
+def test_full_dicts_are_the_records_own(db, add_observation):
+    ids = _stored(db, add_observation)
+    lean = reads.observation_dicts(db, [*ids, 999_999])
+    assert sorted(lean) == sorted(ids)  # a missing id is left out
+    for obs in reads.get_observations(db, ids):
+        assert lean[obs.id] == attrs.asdict(obs)
+        assert list(lean[obs.id]) == [f.name for f in attrs.fields(Observation)]
+
+
+def test_index_rows_hold_the_records_lengths_and_files(db, add_observation):
+    ids = _stored(db, add_observation)
+    rows = reads.observation_index_rows(db, [*ids, 999_999])
+    assert sorted(rows) == sorted(ids)
+    for obs in reads.get_observations(db, ids):
+        created_at, kind, title, project, session_id, chars, read, modified = rows[obs.id]
+        assert (created_at, kind, title, project, session_id) == (
+            obs.created_at, obs.type, obs.title, obs.project, obs.session_id)
+        assert (read, modified) == (obs.files_read, obs.files_modified)
+        assert queries._tokens(chars) == queries.approx_tokens(obs)
+
+
+def test_search_and_index_answers_are_what_the_records_give(db, add_observation):
+    ids = _stored(db, add_observation)
+    by_id = {obs.id: obs for obs in reads.get_observations(db, ids)}
+    args = {"mode": "fts", "filters": Filters(), "limit": 20, "vector": None}
+    searched = queries.search(db, "parser", **args)["observations"]
+    indexed = queries.index(db, "parser", **args)["results"]
+    assert sorted(hit["id"] for hit in searched) == sorted(ids)
+    assert [hit["id"] for hit in indexed] == [hit["id"] for hit in searched]
+    for hit, entry in zip(searched, indexed, strict=True):
+        obs = by_id[hit["id"]]
+        assert {k: v for k, v in hit.items()
+                if k not in ("score", "tokens", "fts_rank", "vector_rank")} == attrs.asdict(obs)
+        assert hit["tokens"] == entry["tokens"] == queries.approx_tokens(obs)
+        assert entry == {"id": obs.id, "date": obs.created_at, "type": obs.type,
+                         "title": obs.title, "project": obs.project,
+                         "session_id": obs.session_id, "tokens": queries.approx_tokens(obs),
+                         "files": list(dict.fromkeys((*obs.files_modified,
+                                                      *obs.files_read)))[:5],
+                         "score": hit["score"]}
