@@ -58,6 +58,7 @@ from memlite.http import (
     read_api,
     stream,
 )
+from memlite.http.jsonbody import JsonProvider
 from memlite.http.state import EXTENSION, HttpState
 from memlite.services import Services
 from memlite.storage.pool import ReaderPool
@@ -116,6 +117,7 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
             app always uses the port the connection actually came in on.
     """
     app = QuartTrio(__name__, static_folder=None)
+    app.json = JsonProvider(app)  # orjson (``jsonbody``), for jsonify and the fast path
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         BODY_TIMEOUT=BODY_TIMEOUT_SECONDS,

@@ -25,8 +25,8 @@ answer Quart gives it. A request is answered here when ALL of these hold:
 * the search itself raised nothing (a ``StorageError`` or any other failure: Quart runs
   the request again and answers it its own way; reads are idempotent).
 
-The answer is the same as Quart's, byte for byte: the app's own JSON provider with
-``jsonify``'s settings (sorted keys, ASCII, compact, a final newline), status 200,
+The answer is the same as Quart's, byte for byte: the app's own JSON encoding
+(``jsonbody.encode``: sorted keys, compact, a final newline), status 200,
 ``Content-Type: application/json``, ``Content-Length`` and the security headers of
 ``app._SECURITY_HEADERS``, in one body message. The request is counted as the guard
 counts it (``services.activity.touch``), once it is answered here (a request handed to
@@ -44,7 +44,7 @@ import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" codec er
 from quart_trio import QuartTrio
 
 from memlite.errors import InputError
-from memlite.http import api, queries, read_api
+from memlite.http import api, jsonbody, queries, read_api
 from memlite.http.credentials import tokens_equal
 from memlite.http.state import HttpState
 
@@ -111,9 +111,12 @@ def install(app: QuartTrio, state: HttpState, security_headers: Mapping[str, str
     security = [(name.lower().encode("latin1"), value.encode("latin1"))
                 for name, value in security_headers.items()]
 
+    provider = app.json
+    if not isinstance(provider, jsonbody.JsonProvider):  # its bodies would differ from Quart's
+        raise TypeError("the fast path needs the app's JSON provider to be jsonbody's")
+
     def encode(body: dict[str, Any]) -> bytes:
-        # jsonify's own settings (flask.json.provider.DefaultJSONProvider.response).
-        return (app.json.dumps(body, separators=(",", ":")) + "\n").encode("utf-8")
+        return jsonbody.encode(provider, body)  # what jsonify sends
 
     async def answer(scope: Mapping[str, Any]) -> bytes | None:
         if scope["method"] != "GET" or scope.get("root_path"):
