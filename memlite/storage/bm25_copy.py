@@ -11,6 +11,7 @@ import itertools
 import logging
 import math
 import threading
+import weakref
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -20,7 +21,7 @@ import numpy as np
 
 from memlite.storage import fts
 from memlite.storage.fts import OBSERVATION_WEIGHTS, TOKENIZER
-from memlite.storage.sqlvalue import integer_or_none
+from memlite.storage.sqlvalue import integer, integer_or_none
 
 __all__ = ["FOLD_LIMIT", "K1", "MEMORY_BUDGET", "TOKENIZER", "WEIGHTS", "Bm25Index", "idf"]
 
@@ -59,6 +60,9 @@ class Bm25Index:
         self._clear()
 
     def _clear(self) -> None:
+        # Each connection's commit marks (``_marks``) when it last found the copy current.
+        self._current: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, int]] = \
+            weakref.WeakKeyDictionary()
         self.terms: dict[str, int] = {}
         self.starts = np.zeros(1, dtype=np.int64)  # term id -> its postings, merged
         self.slots = np.zeros(0, dtype=np.int32)
@@ -292,16 +296,26 @@ class Bm25Index:
 
         Its reads share one snapshot (a read transaction, unless the caller holds one):
         a row committed between reading FTS5's counts and reading the rows would
-        otherwise make the totals disagree and start a needless build."""
+        otherwise make the totals disagree and start a needless build.
+
+        A connection that found the copy current, and has seen no commit since, finds
+        it current again without reading the counts (~5 µs, not ~20; ``_marks``)."""
         if self.too_big or self.stale or self.unusable:
             return False
+        version = _marks(conn)
+        if self._current.get(conn) == version:
+            return True
         if conn.in_transaction:
-            return self._refresh(conn, rebuild)
-        conn.execute("BEGIN")
-        try:
-            return self._refresh(conn, rebuild)
-        finally:
-            conn.execute("COMMIT")
+            current = self._refresh(conn, rebuild)
+        else:
+            conn.execute("BEGIN")
+            try:
+                current = self._refresh(conn, rebuild)
+            finally:
+                conn.execute("COMMIT")
+        if current:
+            self._current[conn] = version
+        return current
 
     def _refresh(self, conn: apsw.Connection, rebuild: bool) -> bool:
         averages = fts.fts5_averages(conn)
@@ -452,6 +466,14 @@ class Bm25Index:
             self._norm = K1 * (1 - B + B * self.lengths / avgdl)
             self._norm_avgdl = avgdl
         return self._norm
+
+
+def _marks(conn: apsw.Connection) -> tuple[int, int]:
+    """What changes when a commit could have changed the table since ``conn`` last
+    looked: its ``PRAGMA data_version`` (which moves with any other connection's commit,
+    in any process) and its own ``total_changes()`` (rows it wrote itself, which the
+    pragma does not count: a search on the connection that wrote)."""
+    return integer(conn.execute("PRAGMA data_version").fetchall()[0][0]), conn.total_changes()
 
 
 def idf(n_rows: int, hits: int) -> float:

@@ -360,6 +360,7 @@ def test_a_row_committed_during_a_refresh_does_not_start_a_build(data_dir, db, a
     reader = storage.connect(data_dir, writer=False)
     try:
         assert bm25_index.warm(reader)
+        add_observation(title="a commit since: the next search reads the counts again")
         real = fts.fts5_averages
         written: list[int] = []
 
@@ -377,5 +378,38 @@ def test_a_row_committed_during_a_refresh_does_not_start_a_build(data_dir, db, a
         second = bm25_index.top(reader, query, 10, 10**9)
         _same(second, _fts5(db, query, 10))
         assert [oid for oid, _ in second] == written
+    finally:
+        reader.close()
+
+
+def test_with_no_commit_since_a_search_reads_no_counts(data_dir, db, add_observation,
+                                                        monkeypatch):
+    """A connection that found the copy current, with no commit since, does not read
+    FTS5's counts again; a commit by another connection (the worker's writer), or rows
+    the connection wrote itself, make the next search read them and find the new rows."""
+    _fill(add_observation, 30)
+    reader = storage.connect(data_dir, writer=False)
+    try:
+        assert bm25_index.warm(reader)
+        real = fts.fts5_averages
+        reads: list[object] = []
+
+        def counted(conn):
+            reads.append(conn)
+            return real(conn)
+
+        monkeypatch.setattr(fts, "fts5_averages", counted)
+        query = fts_query("zebra", any_term=True)
+        assert bm25_index.top(reader, query, 10, 10**9) == []
+        assert reads == []  # nothing committed since the build's refresh
+        written = [add_observation(title="zebra crossing")]  # through ``db``: another one
+        _same(bm25_index.top(reader, query, 10, 10**9), _fts5(db, query, 10))
+        assert [oid for oid, _ in bm25_index.top(reader, query, 10, 10**9)] == written
+        assert reads == [reader]  # once, for the commit; not for the search after it
+        assert bm25_index.top(db, query, 10, 10**9) is not None  # ``db`` current too
+        reads.clear()
+        written.append(add_observation(title="zebra again"))  # ``db`` writes itself
+        assert sorted(oid for oid, _ in bm25_index.top(db, query, 10, 10**9)) == written
+        assert reads == [db]
     finally:
         reader.close()
