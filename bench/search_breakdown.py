@@ -9,10 +9,11 @@ embeds on its own threads, so the embedding row is wall time (``perf_counter``).
 The pieces, in the order the request runs them: summaries and prompts by full text; the
 observations' BM25 list with each hit's term coverage; the query's MiniLM embedding
 (meanwhile, on the embedder's thread); the KNN (the sign-bit index the search uses, and
-the exact vec0 KNN beside it); the whole ``search()`` (both lists, fusion, the reads the
-fusion needs, the 20 records read); records to dicts; JSON. Then the full-text search
-alone (``mode=fts``, what the peer's full text is paired with): its BM25 list (20 deep:
-the list is the answer) and its whole ``queries.search`` / ``queries.index``.
+the exact vec0 KNN beside it); the ranking (``rank()``: both lists, fusion, the reads
+the fusion needs); the 20 records read as dicts (or the index's entries); JSON (orjson,
+as sent, and the standard library's beside it). Then the full-text search alone
+(``mode=fts``, what the peer's full text is paired with): its BM25 list (20 deep: the
+list is the answer) and its whole ``queries.search`` / ``queries.index``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 PIECES = (
     ("summaries + prompts (full text)", "cpu"),
@@ -35,11 +37,12 @@ PIECES = (
     ("query embedding, MiniLM (wall)", "wall"),
     ("KNN, sign-bit index + rescoring (what search runs)", "cpu"),
     ("KNN, exact vec0 (for comparison)", "cpu"),
-    ("search(), hybrid: both lists, fusion, 20 records read", "cpu"),
-    ("search(), mode=fts", "cpu"),
-    ("20 records read (get_observations)", "cpu"),
-    ("records to dicts", "cpu"),
-    ("JSON (json.dumps of the answer)", "cpu"),
+    ("rank(), hybrid: both lists and fusion, no record read", "cpu"),
+    ("rank(), mode=fts", "cpu"),
+    ("20 records read as dicts (observation_dicts, /api/search)", "cpu"),
+    ("20 index entries read (observation_index_rows, /api/search/index)", "cpu"),
+    ("JSON of the answer (orjson, what the API sends)", "cpu"),
+    ("JSON of the answer, standard library json (for comparison)", "cpu"),
     ("queries.search(): everything but HTTP and the embedding", "cpu"),
     ("queries.search(), mode=fts: everything but HTTP", "cpu"),
     ("queries.index(), mode=fts: everything but HTTP", "cpu"),
@@ -55,6 +58,7 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
     from memlite.storage.db import connect
     from memlite.storage.fts import search_prompts, search_summaries
     from memlite.storage.fts_lists import fts_list
+    from memlite.storage.reads import observation_dicts, observation_index_rows
     from memlite.storage.vectors import VECTOR_TABLE
 
     conn = connect(db_dir, writer=False)
@@ -94,19 +98,21 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
                 timed(PIECES[7][0], lambda v=vector: conn.execute(
                     f"SELECT observation_id, distance FROM {VECTOR_TABLE} "
                     "WHERE embedding MATCH ? AND k = ? ORDER BY distance", (v, 50)).fetchall())
-                found = timed(PIECES[8][0], lambda q=q, v=vector: engine.search(
+                found = timed(PIECES[8][0], lambda q=q, v=vector: engine.rank(
                     conn, q, mode="hybrid", filters=none, query_vector=v, limit=20))
-                timed(PIECES[9][0], lambda q=q: engine.search(conn, q, mode="fts",
-                                                              filters=none, limit=20))
-                ids = [hit.observation.id for hit in found.hits]
-                timed(PIECES[10][0], lambda ids=ids: engine.get_observations(conn, ids))
-                timed(PIECES[11][0], lambda f=found: [queries._ranked_json(h) for h in f.hits])
-                body = timed(PIECES[13][0], lambda q=q, v=vector: queries.search(
+                timed(PIECES[9][0], lambda q=q: engine.rank(conn, q, mode="fts",
+                                                            filters=none, limit=20))
+                timed(PIECES[10][0], lambda ids=found.ids: observation_dicts(conn, ids))
+                timed(PIECES[11][0], lambda ids=found.ids: observation_index_rows(conn, ids))
+                body = timed(PIECES[14][0], lambda q=q, v=vector: queries.search(
                     conn, q, mode="hybrid", filters=none, limit=20, vector=v))
-                timed(PIECES[12][0], lambda b=body: json.dumps(b))
-                timed(PIECES[14][0], lambda q=q: queries.search(
+                timed(PIECES[12][0], lambda b=body: orjson.dumps(
+                    b, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+                timed(PIECES[13][0], lambda b=body: json.dumps(b, sort_keys=True,
+                                                               separators=(",", ":")))
+                timed(PIECES[15][0], lambda q=q: queries.search(
                     conn, q, mode="fts", filters=none, limit=20, vector=None))
-                timed(PIECES[15][0], lambda q=q: queries.index(
+                timed(PIECES[16][0], lambda q=q: queries.index(
                     conn, q, mode="fts", filters=none, limit=20, vector=None))
             if round_ == 0:
                 taken.clear()
