@@ -22,6 +22,7 @@ from memlite.storage.reads import (
     get_observations,
     observation_dicts,
     observation_index_rows,
+    text_chars,
     to_record,
 )
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
@@ -54,9 +55,8 @@ def observation_json(obs: Observation) -> dict[str, Any]:
 
 def approx_tokens(obs: Observation) -> int:
     """Roughly how many tokens the full record costs a model (4 characters a token)."""
-    text = [obs.title, obs.subtitle, obs.narrative, *obs.facts, *obs.concepts,
-            *obs.files_read, *obs.files_modified]
-    return _tokens(sum(len(part) for part in text))
+    return _tokens(text_chars(obs.title, obs.subtitle, obs.narrative, obs.facts,
+                              obs.concepts, obs.files_read, obs.files_modified))
 
 
 def _tokens(chars: int) -> int:
@@ -76,9 +76,8 @@ def _hit_json(hit: SearchHit) -> dict[str, Any]:
 def _ranked_json(found: Ranking, oid: int, score: float, body: dict[str, Any]) -> dict[str, Any]:
     """A hit of ``/api/search``: its record's dict (``observation_dicts``) with the
     search's figures (``tokens`` as ``approx_tokens`` counts them)."""
-    chars = sum(map(len, (body["title"], body["subtitle"], body["narrative"])))
-    for name in ("facts", "concepts", "files_read", "files_modified"):
-        chars += sum(map(len, body[name]))
+    chars = text_chars(body["title"], body["subtitle"], body["narrative"], body["facts"],
+                       body["concepts"], body["files_read"], body["files_modified"])
     body.update(score=round(score, 6), tokens=_tokens(chars),
                 fts_rank=found.fts_rank.get(oid), vector_rank=found.vector_rank.get(oid))
     return body

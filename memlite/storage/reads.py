@@ -26,6 +26,7 @@ from memlite.storage.records import (
 from memlite.storage.sqlvalue import integer
 
 __all__ = [
+    "IndexRow",
     "audit_entries",
     "count_events",
     "count_observations",
@@ -40,6 +41,7 @@ __all__ = [
     "pending_events",
     "recent_observations",
     "recent_sessions",
+    "text_chars",
     "recent_summaries",
     "session_observations",
     "table_counts",
@@ -195,11 +197,18 @@ def observation_index_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[in
          concepts, files_read, files_modified) in conn.execute(
             sql, (json.dumps([int(i) for i in ids]),)):
         read, modified = decode_list(files_read), decode_list(files_modified)
-        chars = (len(title) + len(subtitle) + len(narrative)
-                 + sum(map(len, decode_list(facts))) + sum(map(len, decode_list(concepts)))
-                 + sum(map(len, read)) + sum(map(len, modified)))
+        chars = text_chars(title, subtitle, narrative, decode_list(facts),
+                           decode_list(concepts), read, modified)
         out[oid] = (created_at, kind, title, project, session_id, chars, read, modified)
     return out
+
+
+def text_chars(title: str, subtitle: str, narrative: str,
+               *lists: Iterable[str]) -> int:
+    """The characters of an observation's text: its title, subtitle and narrative, and
+    each string of its lists (facts, concepts, files read and modified)."""
+    return len(title) + len(subtitle) + len(narrative) + sum(
+        sum(map(len, texts)) for texts in lists)
 
 
 def recent_observations(
