@@ -6,6 +6,10 @@ tools through it, and the dashboard all use it)::
     outcome = search(conn, "why were users billed twice", mode="hybrid",
                      filters=Filters(project="/src/billing"), query_vector=vec, limit=10)
 
+``search`` returns each hit with its observation read; ``rank`` (the same arguments)
+returns the ids and scores alone, for a caller that reads only some columns of each (the
+HTTP API's answers: ``memlite.http.queries``).
+
 Modes
     ``fts``       BM25 over title, subtitle, narrative, facts, concepts and files (FTS5,
                   user text quoted token by token: ``memlite.storage.fts``). Any of the

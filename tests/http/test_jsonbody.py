@@ -10,7 +10,6 @@ import math
 
 import pytest
 from http_helpers import headers, seed_observation, seed_session
-
 from quart_trio import QuartTrio
 
 from memlite.http import jsonbody
