@@ -185,7 +185,7 @@ def main(args: argparse.Namespace) -> None:
         if args.profile:
             for w in workers:
                 records = json.loads(w.probe.read_text())
-                for path in ("/api/search", "/api/health"):
+                for path in ("/api/search", "/api/search/index", "/api/health"):
                     print(f"\n{w.name} {path} (p50 ms per step, n="
                           f"{sum(r['path'] == path for r in records)}):")
                     for name, ms in steps(records, path):
