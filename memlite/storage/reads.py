@@ -41,10 +41,10 @@ __all__ = [
     "pending_events",
     "recent_observations",
     "recent_sessions",
-    "text_chars",
     "recent_summaries",
     "session_observations",
     "table_counts",
+    "text_chars",
 ]
 
 if TYPE_CHECKING:
@@ -187,8 +187,8 @@ subtitle, narrative, facts, concepts and file paths)."""
 def observation_index_rows(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, IndexRow]:
     """What the compact search index shows of each observation with these ids, by id
     (missing ids are left out): ``IndexRow``. No record is built, and of the long
-    text only the lengths are kept (the index answer of 20 hits: 0.13 ms less than
-    reading the records at 10,000 observations)."""
+    text only the lengths are kept (the whole index answer of 20 hits at 10,000
+    observations, in process: 0.66 ms with the records read, 0.50 ms with these)."""
     sql = ("SELECT id, created_at, type, title, project, session_id, subtitle, narrative, "
            "facts, concepts, files_read, files_modified FROM observations "
            "WHERE id IN (SELECT value FROM json_each(?))")
