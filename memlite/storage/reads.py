@@ -154,14 +154,8 @@ def get_observation(conn: apsw.Connection, observation_id: int) -> Observation |
 def get_observations(conn: apsw.Connection, ids: Iterable[int]) -> list[Observation]:
     """The observations with these ids, in the order asked (missing ids are skipped)."""
     wanted = [int(i) for i in ids]
-    found = {
-        obs.id: obs
-        for obs in _all(
-            conn, Observation, "WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(wanted),),
-        )
-    }
-    return [found[i] for i in wanted if i in found]
+    found = observation_dicts(conn, wanted)
+    return [Observation(**found[i]) for i in wanted if i in found]
 
 
 def observation_dicts(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -170,7 +164,8 @@ def observation_dicts(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, di
     values (what ``attrs.asdict`` of ``get_observations``' records gives).
 
     For answers that are JSON (a search's 20 full records): built straight from the
-    rows, without a record in between (~5 µs a row less)."""
+    rows, without a record in between (~5 µs a row less); ``get_observations`` makes its
+    records from these."""
     sql = (f"SELECT {columns(Observation)} FROM observations "
            "WHERE id IN (SELECT value FROM json_each(?))")
     found = (_values(Observation, row) for row in
