@@ -22,14 +22,12 @@ from memlite.storage.reads import (
     get_observations,
     observation_dicts,
     observation_index_rows,
-    text_chars,
     to_record,
 )
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
 from memlite.storage.search import Filters, Ranking, VectorSource, rank
 
 __all__ = [
-    "approx_tokens",
     "batch",
     "index",
     "observation_json",
@@ -53,33 +51,18 @@ def observation_json(obs: Observation) -> dict[str, Any]:
     return _flat(obs)
 
 
-def approx_tokens(obs: Observation) -> int:
-    """Roughly how many tokens the full record costs a model (4 characters a token)."""
-    return _tokens(text_chars(obs.title, obs.subtitle, obs.narrative, obs.facts,
-                              obs.concepts, obs.files_read, obs.files_modified))
-
-
-def _tokens(chars: int) -> int:
-    return max(1, -(-chars // 4))
-
-
 def _hit_json(hit: SearchHit) -> dict[str, Any]:
-    item = hit.item
-    body = _flat(item)
+    """A summary's or a prompt's hit: its record and score."""
+    body = _flat(hit.item)
     body["score"] = round(hit.score, 6)
-    if isinstance(item, Prompt | Summary):
-        return body
-    body["tokens"] = approx_tokens(item)
     return body
 
 
 def _ranked_json(found: Ranking, oid: int, score: float, body: dict[str, Any]) -> dict[str, Any]:
-    """A hit of ``/api/search``: its record's dict (``observation_dicts``) with the
-    search's figures (``tokens`` as ``approx_tokens`` counts them)."""
-    chars = text_chars(body["title"], body["subtitle"], body["narrative"], body["facts"],
-                       body["concepts"], body["files_read"], body["files_modified"])
-    body.update(score=round(score, 6), tokens=_tokens(chars),
-                fts_rank=found.fts_rank.get(oid), vector_rank=found.vector_rank.get(oid))
+    """A hit of ``/api/search``: its record's dict with its ``tokens``
+    (``observation_dicts(..., tokens=True)``) and the search's figures."""
+    body.update(score=round(score, 6), fts_rank=found.fts_rank.get(oid),
+                vector_rank=found.vector_rank.get(oid))
     return body
 
 
@@ -96,7 +79,7 @@ def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit:
     prompts = [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)]
     found = rank(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
                  no_vector_reason=no_vector_reason)
-    records = observation_dicts(conn, found.ids)
+    records = observation_dicts(conn, found.ids, tokens=True)
     return {
         "mode": found.mode, "mode_used": found.mode_used, "note": found.note,
         "observations": [_ranked_json(found, oid, score, records[oid])
@@ -115,10 +98,10 @@ def index(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: 
     rows = observation_index_rows(conn, found.ids)
     results = [
         {"id": oid, "date": date, "type": kind, "title": title, "project": project,
-         "session_id": session_id, "tokens": _tokens(chars),
+         "session_id": session_id, "tokens": tokens,
          "files": list(dict.fromkeys((*modified, *read)))[:5], "score": round(score, 6)}
         for oid, score in found.ranked if oid in rows
-        for date, kind, title, project, session_id, chars, read, modified in (rows[oid],)
+        for date, kind, title, project, session_id, tokens, read, modified in (rows[oid],)
     ]
     return {"mode": found.mode, "mode_used": found.mode_used, "note": found.note,
             "count": len(results), "results": results}

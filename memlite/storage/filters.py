@@ -12,7 +12,7 @@ from typing import Any
 import apsw
 import attrs
 
-__all__ = ["Filters", "json_ids", "passing"]
+__all__ = ["Filters", "id_list", "json_ids", "passing", "superseded_among"]
 
 
 @attrs.frozen(kw_only=True)
@@ -75,6 +75,38 @@ class Filters:
 def json_ids(ids: Sequence[int]) -> str:
     """``ids`` as a JSON array, for ``IN (SELECT value FROM json_each(?))``."""
     return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+BOUND_IDS = 64
+"""Id lists up to this long are bound one parameter an id (``id_list``); longer ones go
+as one JSON array through ``json_each``."""
+
+
+def id_list(ids: Sequence[int]) -> tuple[str, list[Any]]:
+    """An SQL list of ``ids`` for ``x IN <list>`` and its parameters.
+
+    Up to ``BOUND_IDS`` ids, one parameter each (``(?,?,...)``), their count padded to a
+    power of two with the first id again (a few statements for SQLite to keep prepared,
+    not one per length): for 20 ids ~10 µs less than unpacking a JSON array with
+    ``json_each``. Longer lists (and none) go as ``json_ids``."""
+    if not ids or len(ids) > BOUND_IDS:
+        return "(SELECT value FROM json_each(?))", [json_ids(ids)]
+    values = [int(i) for i in ids]
+    size = 1 << (len(values) - 1).bit_length()
+    values.extend([values[0]] * (size - len(values)))
+    return "(" + ",".join("?" * size) + ")", values
+
+
+def superseded_among(conn: apsw.Connection, ids: Sequence[int]) -> set[int]:
+    """The ids of ``ids`` whose observation another one superseded, from the index of
+    superseded ids (``schema.M006_SUPERSEDED_IDS``): no row is read (~0.5 µs an id,
+    against ~2-3 µs to seek a row). An id that names no observation is not in it."""
+    if not ids:
+        return set()
+    listed, params = id_list(ids)
+    sql = ("SELECT id FROM observations INDEXED BY observations_superseded_ids "
+           f"WHERE superseded_by IS NOT NULL AND id IN {listed}")
+    return {r[0] for r in conn.execute(sql, params)}
 
 
 def passing(conn: apsw.Connection, ids: Sequence[int], filters: Filters) -> set[int]:

@@ -11,7 +11,7 @@ long natural-language question still returns its best partial matches.
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,11 +59,16 @@ def query_terms(text: str) -> list[str]:
     return _terms(text)
 
 
+_UNMEANT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Unicode's control characters (category Cc: these two ranges, fixed by the standard)
+and surrogates (Cs): a pattern, not ``unicodedata.category`` per character (~4 µs for a
+question; a search splits its query five times)."""
+
+
 def _terms(text: str) -> list[str]:
     # Control characters and lone surrogates become spaces: they cannot be meant, and a
     # NUL would cut the query short inside SQLite.
-    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in text)
-    return cleaned.split()[:MAX_TERMS]
+    return _UNMEANT.sub(" ", text).split()[:MAX_TERMS]
 
 
 def fts_query(text: str, *, any_term: bool = False) -> str | None:

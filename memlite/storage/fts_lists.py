@@ -26,7 +26,7 @@ import apsw
 import attrs
 
 from memlite.storage import bm25_index, fts_split, vector_index
-from memlite.storage.filters import Filters, json_ids, passing
+from memlite.storage.filters import Filters, json_ids, passing, superseded_among
 from memlite.storage.fts import (
     OBSERVATION_WEIGHTS,
     STOPWORDS,
@@ -172,10 +172,11 @@ def _fts_indexed(conn: apsw.Connection, query: str, filters: Filters,
                  depth: int) -> list[tuple[int, float]] | None:
     """The BM25 list from the in-memory index (``memlite.storage.bm25_index``: the same
     scores as FTS5's ``bm25()``, every match scored, ~0.2 ms instead of 1.4 ms at 10,000
-    observations), its rows in the project filter's project, then checked against the
-    other filters (supersession) as ``_fts_dominant`` does; None when the index cannot
-    answer (a small table, not built yet or being built again) or a filter narrows the
-    rows (types, dates, file, session: FTS5 joins them)."""
+    observations), its rows in the project filter's project; superseded ones left out
+    (``_current``), or, when they are shown, the rows read again (``_kept``: one
+    deleted since the index answered is not listed, which the fusion relies on); None
+    when the index cannot answer (a small table, not built yet or being built again) or
+    a filter narrows the rows (types, dates, file, session: FTS5 joins them)."""
     if filters.narrows:
         return None
     fetch = 2 * depth
@@ -183,11 +184,23 @@ def _fts_indexed(conn: apsw.Connection, query: str, filters: Filters,
         rows = bm25_index.top(conn, query, fetch, fts_split.BUDGET, filters.project)
         if rows is None:
             return None
-        kept = _kept(conn, rows, filters, depth)
+        kept = _kept(conn, rows, filters, depth) if filters.include_superseded \
+            else _current(conn, rows, depth)
         if len(kept) >= depth or len(rows) < fetch:
             return kept[:depth]
         fetch *= 2
     return None
+
+
+def _current(conn: apsw.Connection, rows: list[tuple[int, float]],
+             depth: int) -> list[tuple[int, float]]:
+    """The rows no other observation superseded, in order: all the in-memory index's
+    answer leaves to check (its rows exist, in the project asked). The top ``depth``
+    first; the rest only when one of them is superseded."""
+    gone = superseded_among(conn, [r[0] for r in rows[:depth]])
+    if gone:
+        gone |= superseded_among(conn, [r[0] for r in rows[depth:]])
+    return [r for r in rows if r[0] not in gone]
 
 
 def _kept(conn: apsw.Connection, rows: list[tuple[int, float]], filters: Filters,

@@ -210,3 +210,9 @@ def m005_relink_supersession(conn: apsw.Connection) -> None:
     from memlite.storage.relink import schedule
 
     schedule(conn)
+
+
+@migration
+def m006_superseded_ids(conn: apsw.Connection) -> None:
+    """An index of the superseded observations' ids (``schema.M006_SUPERSEDED_IDS``)."""
+    conn.execute(schema.M006_SUPERSEDED_IDS)

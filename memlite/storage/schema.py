@@ -287,3 +287,15 @@ CREATE INDEX observations_project_live ON observations (project, superseded_by);
 # widening is SQLite's documented sqlite_schema edit, see ``migrations.m004``).
 M004_OLD_STATUS = "CHECK (status IN ('active', 'completed'))"
 M004_STATUS = "CHECK (status IN ('active', 'completed', 'failed'))"
+
+
+# Version 6: which of a few ids are superseded, without reading their rows. The in-memory
+# full-text copy (``bm25_index``) answers a search's project and gives ids that exist;
+# only supersession is left to check on its best 20-40. Seeking each id in the table costs
+# ~2-3 µs (a big table's pages, even for the rowid alone); in this index, which holds only
+# the superseded rows, ~0.5 µs (``fts_lists._fts_indexed``: 0.05 -> 0.01 ms a search at
+# 10,000 observations).
+M006_SUPERSEDED_IDS = """
+CREATE INDEX observations_superseded_ids ON observations (id)
+    WHERE superseded_by IS NOT NULL;
+"""

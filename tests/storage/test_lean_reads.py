@@ -1,6 +1,7 @@
 """The search answers' lean reads (``reads.observation_dicts`` and
 ``reads.observation_index_rows``, used by ``memlite.http.queries``) give what reading
-the records gives: the same dicts, the same compact index entries, the same token counts."""
+the records gives: the same dicts, the same compact index entries, and one token count
+(``reads.TOKENS``: 4 bytes of the stored text a token) in both answers."""
 
 from __future__ import annotations
 
@@ -29,13 +30,33 @@ def _stored(db, add_observation) -> list[int]:
     return ids
 
 
+def _tokens(db, oid: int) -> int:
+    """What the full record costs, counted here in Python from the stored columns: their
+    UTF-8 bytes (the NUL, the accents, the emoji and the Japanese included; the lists as
+    stored, the one written by other code too) over 4, rounded up."""
+    row = db.execute("SELECT title, subtitle, narrative, facts, concepts, files_read, "
+                     "files_modified FROM observations WHERE id = ?", (oid,)).fetchall()[0]
+    return max(1, -(-sum(len(text.encode("utf-8")) for text in row) // 4))
+
+
 def test_full_dicts_are_the_records_own(db, add_observation):
     ids = _stored(db, add_observation)
     lean = reads.observation_dicts(db, [*ids, 999_999])
-    assert sorted(lean) == sorted(ids)  # a missing id is left out
+    sized = reads.observation_dicts(db, [*ids, 999_999], tokens=True)
+    assert sorted(lean) == sorted(sized) == sorted(ids)  # a missing id is left out
     for obs in reads.get_observations(db, ids):
         assert lean[obs.id] == attrs.asdict(obs)
         assert list(lean[obs.id]) == [f.name for f in attrs.fields(Observation)]
+        assert sized[obs.id] == {**attrs.asdict(obs), "tokens": _tokens(db, obs.id)}
+
+
+def test_a_record_of_many_ids_reads_them_all(db, add_observation):
+    """Past ``filters.BOUND_IDS`` ids the list goes as JSON: the same records."""
+    ids = [add_observation(title=f"note {i}") for i in range(70)]
+    asked = [*ids, 999_999, ids[3]]  # one missing, one twice
+    assert sorted(reads.observation_dicts(db, asked)) == sorted(ids)
+    assert sorted(reads.observation_dicts(db, asked[:9])) == sorted(ids[:9])
+    assert [obs.id for obs in reads.get_observations(db, asked)] == [*ids, ids[3]]
 
 
 def test_index_rows_hold_the_records_lengths_and_files(db, add_observation):
@@ -43,11 +64,11 @@ def test_index_rows_hold_the_records_lengths_and_files(db, add_observation):
     rows = reads.observation_index_rows(db, [*ids, 999_999])
     assert sorted(rows) == sorted(ids)
     for obs in reads.get_observations(db, ids):
-        created_at, kind, title, project, session_id, chars, read, modified = rows[obs.id]
+        created_at, kind, title, project, session_id, tokens, read, modified = rows[obs.id]
         assert (created_at, kind, title, project, session_id) == (
             obs.created_at, obs.type, obs.title, obs.project, obs.session_id)
         assert (read, modified) == (obs.files_read, obs.files_modified)
-        assert queries._tokens(chars) == queries.approx_tokens(obs)
+        assert tokens == _tokens(db, obs.id)
 
 
 def test_search_and_index_answers_are_what_the_records_give(db, add_observation):
@@ -62,10 +83,10 @@ def test_search_and_index_answers_are_what_the_records_give(db, add_observation)
         obs = by_id[hit["id"]]
         assert {k: v for k, v in hit.items()
                 if k not in ("score", "tokens", "fts_rank", "vector_rank")} == attrs.asdict(obs)
-        assert hit["tokens"] == entry["tokens"] == queries.approx_tokens(obs)
+        assert hit["tokens"] == entry["tokens"] == _tokens(db, obs.id)
         assert entry == {"id": obs.id, "date": obs.created_at, "type": obs.type,
                          "title": obs.title, "project": obs.project,
-                         "session_id": obs.session_id, "tokens": queries.approx_tokens(obs),
+                         "session_id": obs.session_id, "tokens": _tokens(db, obs.id),
                          "files": list(dict.fromkeys((*obs.files_modified,
                                                       *obs.files_read)))[:5],
                          "score": hit["score"]}
