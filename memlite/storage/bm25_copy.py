@@ -383,15 +383,16 @@ class Bm25Index:
     # -- answering ---------------------------------------------------------------------
 
     def postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """The live rows (slots) holding ``token`` and its weighted count in each."""
+        """The live rows (slots) holding ``token`` and its weighted count in each (as
+        held: uint16, or float32 when added since the last merge or too large)."""
         tid = self.terms.get(token)
         if tid is None:
-            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint16)
         slots: np.ndarray = np.zeros(0, dtype=np.int32)
-        f: np.ndarray = np.zeros(0, dtype=np.float64)
+        f: np.ndarray = np.zeros(0, dtype=np.uint16)
         if tid + 1 < len(self.starts):
             lo, hi = int(self.starts[tid]), int(self.starts[tid + 1])
-            slots, f = self.slots[lo:hi], self.weights[lo:hi].astype(np.float64)
+            slots, f = self.slots[lo:hi], self.weights[lo:hi]
         listed = self.added.get(tid)
         if listed is not None:
             slots = np.concatenate([slots, np.frombuffer(listed[0], dtype=np.int32)])
@@ -408,29 +409,61 @@ class Bm25Index:
         counts from ``phrase_rows``) among the rows of ``project`` (None: all),
         best (lowest) first, ties by id; when every token is in more than ``newest``
         rows of the table, among the newest ``newest`` of those matches only
-        (``fts_split.newest_floor``'s rule). The IDFs are the whole table's, as FTS5's."""
+        (``fts_split.newest_floor``'s rule). The IDFs are the whole table's, as FTS5's.
+
+        A query of one term scores its postings alone (each row holds it once, and
+        FTS5's sum from 0.0 of one value is that value): no array the size of the table
+        is made or scanned (~20 µs of ~90 at 10,000 observations, with the fewer numpy
+        calls of the rest)."""
         n_rows, n_tokens = self.fts_rows, self.fts_tokens
         if not tokens or n_rows <= 0:
             return []
-        lists = [self.postings(term) if isinstance(term, str) else term for term in tokens]
-        every = np.concatenate([slots for slots, _ in lists])
-        if every.size == 0:
-            return []
-        f = np.concatenate([weights for _, weights in lists])
-        idfs = np.repeat([idf(n_rows, len(slots)) for slots, _ in lists],
-                         [len(slots) for slots, _ in lists])
-        # FTS5's operations in its order (``fts5Bm25Function``); ``norms`` holds each
-        # row's ``k1 * (1 - b + b * D / avgdl)``, the same double as computed per row.
-        each = idfs * ((f * (K1 + 1.0)) / (f + self.norms(n_tokens / n_rows)[every]))
-        # Summed per row in the query's phrase order, from 0.0, as FTS5 sums them.
-        scores = np.bincount(every, weights=each, minlength=self.count)
         code = -1
         if project is not None:
             code = self.projects.get(project, -1)
             if code < 0:
                 return []
-        rarest = min(range(len(lists)), key=lambda i: len(lists[i][0]))
-        if len(lists[rarest][0]) > newest:  # every term common: the newest matches
+        lists = [self.postings(term) if isinstance(term, str) else term for term in tokens]
+        sizes = [len(slots) for slots, _ in lists]
+        if len(lists) == 1:
+            every, f = lists[0]
+        else:
+            every = np.concatenate([slots for slots, _ in lists])
+            f = np.concatenate([weights for _, weights in lists])
+        if every.size == 0:
+            return []
+        f = f.astype(np.float64)
+        idfs = [idf(n_rows, size) for size in sizes]
+        # FTS5's operations in its order (``fts5Bm25Function``); ``norms`` holds each
+        # row's ``k1 * (1 - b + b * D / avgdl)``, the same double as computed per row.
+        each = f * (K1 + 1.0)
+        np.divide(each, f + self.norms(n_tokens / n_rows)[every], out=each)
+        each = (idfs[0] if len(lists) == 1 else np.repeat(idfs, sizes)) * each
+        if len(lists) == 1:
+            matched, neg = every, -each
+            if code >= 0:
+                keep = self.project_of[matched] == code
+                matched, neg = matched[keep], neg[keep]
+            ids = self.ids[matched]
+            if sizes[0] > newest and len(ids) > newest:  # a common term: the newest matches
+                keep = ids >= np.partition(ids, len(ids) - newest)[-newest]
+                ids, neg = ids[keep], neg[keep]
+        else:
+            ids, neg = self._summed(lists, sizes, every, each, fetch, newest, code)
+        if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
+            chosen = np.flatnonzero(neg <= np.partition(neg, fetch - 1)[fetch - 1])
+            neg, ids = neg[chosen], ids[chosen]
+        order = np.lexsort((ids, neg))[:fetch]
+        return list(zip(ids[order].tolist(), neg[order].tolist(), strict=True))
+
+    def _summed(self, lists: list[tuple[np.ndarray, np.ndarray]], sizes: list[int],
+                every: np.ndarray, each: np.ndarray, fetch: int, newest: int,
+                code: int) -> tuple[np.ndarray, np.ndarray]:
+        """``best``'s candidates of a query of several terms, ``(ids, -score)``: each
+        row's terms summed in the query's phrase order, from 0.0, as FTS5 sums them."""
+        scores = np.bincount(every, weights=each, minlength=self.count)
+        rarest = min(range(len(lists)), key=sizes.__getitem__)
+        if sizes[rarest] > newest:  # every term common: the newest matches
             matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
             if code >= 0:
                 matched = matched[self.project_of[matched] == code]
@@ -452,13 +485,7 @@ class Bm25Index:
             matched = np.flatnonzero(scores >= bar) if bar > 0.0 else np.flatnonzero(scores)
             if code >= 0:
                 matched = matched[self.project_of[matched] == code]
-        ids = self.ids[matched]
-        neg = -scores[matched]
-        if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
-            chosen = np.flatnonzero(neg <= np.partition(neg, fetch - 1)[fetch - 1])
-            neg, ids = neg[chosen], ids[chosen]
-        order = np.lexsort((ids, neg))[:fetch]
-        return [(int(i), float(s)) for i, s in zip(ids[order], neg[order], strict=True)]
+        return self.ids[matched], -scores[matched]
 
     def norms(self, avgdl: float) -> np.ndarray:
         """Each row's ``k1 * (1 - b + b * D / avgdl)``, kept while ``avgdl`` holds."""
