@@ -10,8 +10,8 @@ The pieces, in the order the request runs them: summaries and prompts by full te
 observations' BM25 list with each hit's term coverage; the query's MiniLM embedding
 (meanwhile, on the embedder's thread); the KNN (the sign-bit index the search uses, and
 the exact vec0 KNN beside it); the ranking (``rank()``: both lists, fusion, the reads
-the fusion needs); the 20 records read as dicts (or the index's entries); JSON (orjson,
-as sent, and the standard library's beside it). Then the full-text search alone
+the fusion needs); the 20 records as JSON written by SQLite (or the index's entries);
+JSON (orjson, as sent, and the standard library's beside it). Then the full-text search alone
 (``mode=fts``, what the peer's full text is paired with): its BM25 list (20 deep: the
 list is the answer) and its whole ``queries.search`` / ``queries.index``.
 """
@@ -39,7 +39,7 @@ PIECES = (
     ("KNN, exact vec0 (for comparison)", "cpu"),
     ("rank(), hybrid: both lists and fusion, no record read", "cpu"),
     ("rank(), mode=fts", "cpu"),
-    ("20 records read as dicts (observation_dicts, /api/search)", "cpu"),
+    ("20 records as JSON written by SQLite (observation_json_texts, /api/search)", "cpu"),
     ("20 index entries read (observation_index_rows, /api/search/index)", "cpu"),
     ("JSON of the answer (orjson, what the API sends)", "cpu"),
     ("JSON of the answer, standard library json (for comparison)", "cpu"),
@@ -53,12 +53,13 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
             ) -> list[tuple[str, float]]:
     """Median per query of each piece, in ms (one warm-up round first)."""
     from memlite.http import queries
+    from memlite.http.rawjson import RawJson
     from memlite.storage import bm25_index, vector_index
     from memlite.storage import search as engine
     from memlite.storage.db import connect
     from memlite.storage.fts import search_prompts, search_summaries
     from memlite.storage.fts_lists import fts_list
-    from memlite.storage.reads import observation_dicts, observation_index_rows
+    from memlite.storage.reads import observation_index_rows, observation_json_texts
     from memlite.storage.vectors import VECTOR_TABLE
 
     conn = connect(db_dir, writer=False)
@@ -102,14 +103,16 @@ def measure(db_dir: Path, embedder: Any, queries_text: list[str], rounds: int = 
                     conn, q, mode="hybrid", filters=none, query_vector=v, limit=20))
                 timed(PIECES[9][0], lambda q=q: engine.rank(conn, q, mode="fts",
                                                             filters=none, limit=20))
-                timed(PIECES[10][0], lambda ids=found.ids: observation_dicts(conn, ids))
+                timed(PIECES[10][0], lambda ids=found.ids: observation_json_texts(conn, ids))
                 timed(PIECES[11][0], lambda ids=found.ids: observation_index_rows(conn, ids))
                 body = timed(PIECES[14][0], lambda q=q, v=vector: queries.search(
                     conn, q, mode="hybrid", filters=none, limit=20, vector=v))
                 timed(PIECES[12][0], lambda b=body: orjson.dumps(
-                    b, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
-                timed(PIECES[13][0], lambda b=body: json.dumps(b, sort_keys=True,
-                                                               separators=(",", ":")))
+                    b, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+                    default=lambda o: orjson.Fragment(o.text)))
+                plain = json.loads(json.dumps(body, default=RawJson.value))
+                timed(PIECES[13][0], lambda b=plain: json.dumps(b, sort_keys=True,
+                                                                separators=(",", ":")))
                 timed(PIECES[15][0], lambda q=q: queries.search(
                     conn, q, mode="fts", filters=none, limit=20, vector=None))
                 timed(PIECES[16][0], lambda q=q: queries.index(

@@ -19,6 +19,9 @@ What a client sees differently from the standard library's encoding:
 
 What orjson refuses (a string holding a lone surrogate, an integer beyond 64 bits) is
 encoded by the standard library as before, so no answer fails for its encoding.
+
+A ``rawjson.RawJson`` value (a record SQLite wrote as JSON) is embedded as its text by
+orjson, and as its decoded value by the standard library.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 
 import orjson
 from quart.json.provider import DefaultJSONProvider
+
+from memlite.http.rawjson import RawJson
 
 __all__ = ["JsonProvider", "encode"]
 
@@ -38,9 +43,11 @@ _COMPACT = (",", ":")
 
 def encode(provider: DefaultJSONProvider, value: Any) -> bytes:
     """``value`` as ``jsonify`` sends it: compact JSON, keys sorted, a final newline."""
+    def default(o: Any) -> Any:
+        return orjson.Fragment(o.text) if type(o) is RawJson else provider.default(o)
+
     try:
-        return orjson.dumps(value, default=provider.default,
-                            option=_OPTIONS | orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(value, default=default, option=_OPTIONS | orjson.OPT_APPEND_NEWLINE)
     except orjson.JSONEncodeError:
         return (DefaultJSONProvider.dumps(provider, value, separators=_COMPACT)
                 + "\n").encode("utf-8")
@@ -54,3 +61,11 @@ class JsonProvider(DefaultJSONProvider):
         if kwargs == {"separators": _COMPACT}:
             return encode(self, obj)[:-1].decode("utf-8")
         return super().dumps(obj, **kwargs)
+
+    @staticmethod
+    def default(o: Any) -> Any:
+        """The standard library's fallback: a ``RawJson`` as its value, the rest as
+        Quart's default (dates, dataclasses...)."""
+        if isinstance(o, RawJson):
+            return o.value()
+        return DefaultJSONProvider.default(o)

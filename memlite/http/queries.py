@@ -14,14 +14,16 @@ from typing import Any
 
 import apsw
 import attrs
+import orjson
 
+from memlite.http.rawjson import RawJson
 from memlite.storage.fts import search_prompts, search_summaries
 from memlite.storage.reads import (
     columns,
     get_observation,
     get_observations,
-    observation_dicts,
     observation_index_rows,
+    observation_json_texts,
     to_record,
 )
 from memlite.storage.records import Observation, Prompt, SearchHit, Summary
@@ -30,7 +32,7 @@ from memlite.storage.search import Filters, Ranking, VectorSource, rank
 __all__ = [
     "batch",
     "index",
-    "observation_json",
+    "observation_json_texts",
     "search",
     "timeline",
 ]
@@ -58,12 +60,13 @@ def _hit_json(hit: SearchHit) -> dict[str, Any]:
     return body
 
 
-def _ranked_json(found: Ranking, oid: int, score: float, body: dict[str, Any]) -> dict[str, Any]:
-    """A hit of ``/api/search``: its record's dict with its ``tokens``
-    (``observation_dicts(..., tokens=True)``) and the search's figures."""
-    body.update(score=round(score, 6), fts_rank=found.fts_rank.get(oid),
-                vector_rank=found.vector_rank.get(oid))
-    return body
+def _ranked_json(found: Ranking, oid: int, score: float, record: bytes) -> RawJson:
+    """A hit of ``/api/search``: the search's figures (``fts_rank``, ``score``,
+    ``vector_rank``), then its record with its ``tokens`` as SQLite wrote them
+    (``reads.observation_json_texts``): one JSON object."""
+    head = orjson.dumps({"fts_rank": found.fts_rank.get(oid), "score": round(score, 6),
+                         "vector_rank": found.vector_rank.get(oid)})
+    return RawJson(head[:-1] + b"," + record[1:])
 
 
 def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit: int,
@@ -79,7 +82,7 @@ def search(conn: apsw.Connection, q: str, *, mode: str, filters: Filters, limit:
     prompts = [_hit_json(h) for h in search_prompts(conn, q, project=project, limit=limit)]
     found = rank(conn, q, mode=mode, filters=filters, query_vector=vector, limit=limit,
                  no_vector_reason=no_vector_reason)
-    records = observation_dicts(conn, found.ids, tokens=True)
+    records = observation_json_texts(conn, found.ids)
     return {
         "mode": found.mode, "mode_used": found.mode_used, "note": found.note,
         "observations": [_ranked_json(found, oid, score, records[oid])

@@ -40,6 +40,7 @@ __all__ = [
     "get_summary",
     "observation_dicts",
     "observation_index_rows",
+    "observation_json_texts",
     "pending_events",
     "recent_observations",
     "recent_sessions",
@@ -172,26 +173,37 @@ text beyond ASCII costs a model more tokens a character, and the JSON's quotes a
 are part of what it reads."""
 
 
-def observation_dicts(conn: apsw.Connection, ids: Iterable[int], *,
-                      tokens: bool = False) -> dict[int, dict[str, Any]]:
+def observation_dicts(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     """The observations with these ids as plain dicts, by id (missing ids are left out):
     each the fields of its ``Observation``, in the record's order, with the record's
-    values (what ``attrs.asdict`` of ``get_observations``' records gives); with
-    ``tokens``, each also has its ``"tokens"`` (``TOKENS``), last.
-
-    For answers that are JSON (a search's 20 full records): built straight from the
-    rows, without a record in between (~5 µs a row less); ``get_observations`` makes its
-    records from these."""
+    values (what ``attrs.asdict`` of ``get_observations``' records gives);
+    ``get_observations`` makes its records from these."""
     listed, params = id_list(list(ids))
-    extra = f", {TOKENS}" if tokens else ""
-    sql = f"SELECT {columns(Observation)}{extra} FROM observations WHERE id IN {listed}"
-    out: dict[int, dict[str, Any]] = {}
-    for row in conn.execute(sql, params):
-        values = _values(Observation, row[:-1] if tokens else row)
-        if tokens:
-            values["tokens"] = row[-1]
-        out[values["id"]] = values
-    return out
+    sql = f"SELECT {columns(Observation)} FROM observations WHERE id IN {listed}"
+    found = (_values(Observation, row) for row in conn.execute(sql, params))
+    return {values["id"]: values for values in found}
+
+
+_JSON_COLUMNS = _JSON_LIST_FIELDS | {"source_event_ids"}
+_RECORD_JSON = "json_object(" + ", ".join(
+    f"'{name}', " + (TOKENS if name == "tokens" else f"json({name})"
+                     if name in _JSON_COLUMNS else name)
+    for name in sorted([*(f.name for f in attrs.fields(Observation)), "tokens"])) + ")"
+
+
+def observation_json_texts(conn: apsw.Connection, ids: Iterable[int]) -> dict[int, bytes]:
+    """The observations with these ids as JSON objects written by SQLite (UTF-8), by id
+    (missing ids are left out): each the fields of its ``Observation`` and its
+    ``tokens`` (``TOKENS``), keys sorted, compact; the list columns as stored (what
+    memlite writes is a list of strings, the record's values; an element of another
+    type, written by other code, stays what it is where a record makes it a string).
+
+    For ``/api/search``'s 20 full records: SQLite writes them in C, where a dict per row
+    (four JSON columns decoded) then written again by orjson cost ~0.1 ms more at 10,000
+    observations (``memlite.http.rawjson``)."""
+    listed, params = id_list(list(ids))
+    sql = f"SELECT id, {_RECORD_JSON} FROM observations WHERE id IN {listed}"
+    return {oid: text.encode("utf-8") for oid, text in conn.execute(sql, params)}
 
 
 IndexRow = tuple[str, str, str, str, str, int, tuple[str, ...], tuple[str, ...]]

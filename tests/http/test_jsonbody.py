@@ -13,6 +13,7 @@ from http_helpers import headers, seed_observation, seed_session
 from quart_trio import QuartTrio
 
 from memlite.http import jsonbody
+from memlite.http.rawjson import RawJson
 
 
 @pytest.fixture
@@ -45,6 +46,18 @@ def test_dates_go_to_the_providers_default_as_before(provider):
 def test_other_forms_stay_the_default_providers(provider):
     assert provider.dumps({"b": 1, "a": "é"}) == '{"a": "\\u00e9", "b": 1}'
     assert provider.dumps({"a": 1}, indent=2) == '{\n  "a": 1\n}'
+
+
+def test_raw_json_is_embedded_as_written_or_decoded_by_the_standard_library(provider):
+    record = RawJson('{"z":"café","a":[1,"b"]}'.encode())
+    body = {"hits": [record], "b": 1}
+    assert jsonbody.encode(provider, body) == \
+        '{"b":1,"hits":[{"z":"café","a":[1,"b"]}]}\n'.encode()  # as written: not re-sorted
+    assert json.loads(provider.dumps(body, indent=1)) == {"b": 1, "hits": [
+        {"a": [1, "b"], "z": "café"}]}
+    # Beside a value only the standard library encodes, the fallback decodes it.
+    assert json.loads(jsonbody.encode(provider, {"hits": [record], "n": 2**70})) == {
+        "hits": [{"a": [1, "b"], "z": "café"}], "n": 2**70}
 
 
 @pytest.mark.loop_guard

@@ -1,9 +1,12 @@
-"""The search answers' lean reads (``reads.observation_dicts`` and
-``reads.observation_index_rows``, used by ``memlite.http.queries``) give what reading
-the records gives: the same dicts, the same compact index entries, and one token count
-(``reads.TOKENS``: 4 bytes of the stored text a token) in both answers."""
+"""The search answers' lean reads (``reads.observation_json_texts``,
+``reads.observation_index_rows`` and ``reads.observation_dicts``, used by
+``memlite.http.queries``) give what reading the records gives: the same values, the same
+compact index entries, and one token count (``reads.TOKENS``: 4 bytes of the stored text
+a token) in both answers."""
 
 from __future__ import annotations
+
+import json
 
 import attrs
 
@@ -39,15 +42,32 @@ def _tokens(db, oid: int) -> int:
     return max(1, -(-sum(len(text.encode("utf-8")) for text in row) // 4))
 
 
+def _listed(value):
+    """A record's value as JSON gives it back (a tuple is a list)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def test_full_dicts_are_the_records_own(db, add_observation):
     ids = _stored(db, add_observation)
     lean = reads.observation_dicts(db, [*ids, 999_999])
-    sized = reads.observation_dicts(db, [*ids, 999_999], tokens=True)
-    assert sorted(lean) == sorted(sized) == sorted(ids)  # a missing id is left out
+    assert sorted(lean) == sorted(ids)  # a missing id is left out
     for obs in reads.get_observations(db, ids):
         assert lean[obs.id] == attrs.asdict(obs)
         assert list(lean[obs.id]) == [f.name for f in attrs.fields(Observation)]
-        assert sized[obs.id] == {**attrs.asdict(obs), "tokens": _tokens(db, obs.id)}
+
+
+def test_sqlites_json_of_a_record_is_the_records_own(db, add_observation):
+    ids = _stored(db, add_observation)
+    texts = reads.observation_json_texts(db, [*ids, 999_999])
+    assert sorted(texts) == sorted(ids)
+    for obs in reads.get_observations(db, ids):
+        written = json.loads(texts[obs.id])
+        assert list(written) == sorted(written)  # keys sorted, as the API writes them
+        expected = {name: _listed(value) for name, value in attrs.asdict(obs).items()}
+        if obs.id == ids[3]:  # the list other code wrote: as stored, not made strings
+            assert written["facts"] == [12, "twelve", [1, 2]]
+            expected["facts"] = written["facts"]
+        assert written == {**expected, "tokens": _tokens(db, obs.id)}
 
 
 def test_a_record_of_many_ids_reads_them_all(db, add_observation):
@@ -75,14 +95,19 @@ def test_search_and_index_answers_are_what_the_records_give(db, add_observation)
     ids = _stored(db, add_observation)
     by_id = {obs.id: obs for obs in reads.get_observations(db, ids)}
     args = {"mode": "fts", "filters": Filters(), "limit": 20, "vector": None}
-    searched = queries.search(db, "parser", **args)["observations"]
+    searched = [hit.value() for hit in queries.search(db, "parser", **args)["observations"]]
     indexed = queries.index(db, "parser", **args)["results"]
     assert sorted(hit["id"] for hit in searched) == sorted(ids)
     assert [hit["id"] for hit in indexed] == [hit["id"] for hit in searched]
     for hit, entry in zip(searched, indexed, strict=True):
         obs = by_id[hit["id"]]
+        record = {name: _listed(value) for name, value in attrs.asdict(obs).items()}
+        if obs.id == ids[3]:  # the list other code wrote, as stored
+            record["facts"] = [12, "twelve", [1, 2]]
         assert {k: v for k, v in hit.items()
-                if k not in ("score", "tokens", "fts_rank", "vector_rank")} == attrs.asdict(obs)
+                if k not in ("score", "tokens", "fts_rank", "vector_rank")} == record
+        assert isinstance(hit["score"], float) and hit["fts_rank"] >= 1
+        assert hit["vector_rank"] is None
         assert hit["tokens"] == entry["tokens"] == _tokens(db, obs.id)
         assert entry == {"id": obs.id, "date": obs.created_at, "type": obs.type,
                          "title": obs.title, "project": obs.project,
