@@ -29,7 +29,9 @@ peer's in the same run"). For each size N (default 10,000 and 100,000 observatio
   hybrid: BM25 + the query's MiniLM embedding + fusion) and ``/api/search/index`` (what its
   MCP tool calls), claude-mem's ``GET /api/search?query=&limit=20`` with ``format=json``
   and without (what its MCP ``search`` tool sends; FTS5 phrase match), each on a **new**
-  connection (``Connection: close``) and on a **kept** one. One warm-up round, then
+  connection (``Connection: close``) and on a **kept** one. One more row, not paired:
+  memlite's full-text ``/api/search`` with limit 7 (about claude-mem's mean count), what
+  an answer of the same size costs. One warm-up round, then
   ``--rounds`` timed rounds. Latency is the client's. The pairs run without a project
   filter (the one project holds every row, so the rows searched are the same); memlite's
   project-filtered search gets its own row, and claude-mem's is probed on two queries at
@@ -76,7 +78,13 @@ import search_breakdown  # noqa: E402
 from bench_http import Client, _free_port, _memlite, _rss_kb  # noqa: E402
 from bench_http_path import BARE, _wait_port  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
-from peer_http_report import CHROMA_JSON, CHROMA_MCP, SECTION, report  # noqa: E402
+from peer_http_report import (  # noqa: E402
+    CHROMA_JSON,
+    CHROMA_MCP,
+    EQUAL_COUNT,
+    SECTION,
+    report,
+)
 
 CACHE = Path("/tmp/memlite-bench-peer")
 PROJECT = bench_search.PROJECTS[0]  # /home/dev/project-00; claude-mem calls it project-00
@@ -418,8 +426,8 @@ def _search_paths(qs, chroma: bool = False) -> dict[str, list[str]]:
     unusable at this size (see ``probe_peer_project``). memlite's project-filtered search
     (what its hooks and MCP tools send) is a row of its own.
     """
-    def paths(route: str, key: str, **extra) -> list[str]:
-        return [f"{route}?" + urllib.parse.urlencode({key: t, "limit": 20, **extra})
+    def paths(route: str, key: str, limit: int = 20, **extra) -> list[str]:
+        return [f"{route}?" + urllib.parse.urlencode({key: t, "limit": limit, **extra})
                 for _, t in qs]
 
     rows = {
@@ -430,6 +438,7 @@ def _search_paths(qs, chroma: bool = False) -> dict[str, list[str]]:
         "memlite search, project filter": paths("/api/search", "q", project=PROJECT),
         "memlite search, mode=fts": paths("/api/search", "q", mode="fts"),
         "memlite search/index, mode=fts": paths("/api/search/index", "q", mode="fts"),
+        EQUAL_COUNT: paths("/api/search", "q", limit=7, mode="fts"),
     }
     if chroma:
         rows[CHROMA_JSON] = paths("/api/search", "query", format="json")
