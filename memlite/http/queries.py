@@ -32,7 +32,7 @@ from memlite.storage.search import Filters, Ranking, VectorSource, rank
 __all__ = [
     "batch",
     "index",
-    "observation_json_texts",
+    "observation_json",
     "search",
     "timeline",
 ]
