@@ -223,6 +223,19 @@ def test_pairs_are_like_with_like_when_the_peer_ran_chroma():
     assert any("Unlike work" in line for line in unlike)
 
 
+def test_the_equal_count_row_is_reported_as_context_not_a_bar():
+    import peer_http_report as report
+
+    result = _result(False, 5, 9)
+    assert any(row == report.EQUAL_COUNT for row, _ in result["samples"])
+    assert "limit=7" in next(p for p in bench_peer_http._search_paths([(0, "q")])[
+        report.EQUAL_COUNT])
+    (line,) = report.equal_count(result)
+    assert "new 5.00 ms against 9.00 ms, kept 5.00 ms against 9.00 ms" in line
+    assert "not the bar" in line and "**" not in line
+    assert report.equal_count({"samples": {}}) == []
+
+
 def test_an_idle_connection_the_server_closed_is_reopened_untimed():
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
