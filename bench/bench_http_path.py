@@ -159,6 +159,7 @@ def in_process(name: str, db_dir: Path, qs, project: str, rounds: int, samples: 
 
     from memlite.embed import load_embedder
     from memlite.http import queries
+    from memlite.http.rawjson import RawJson
     from memlite.storage.db import db_path
     from memlite.storage.pool import ReaderPool
     from memlite.storage.search import Filters
@@ -176,7 +177,8 @@ def in_process(name: str, db_dir: Path, qs, project: str, rounds: int, samples: 
                         found = await conn.async_run(
                             queries.search, conn, text, mode="hybrid", limit=20,
                             filters=Filters(project=project), vector=vector)
-                    json.dumps({"query": text, "project": project, **found})
+                    json.dumps({"query": text, "project": project, **found},
+                               default=RawJson.value)  # the records SQLite wrote
                     if round_:
                         samples.setdefault(f"search {name} in-process", []).append(
                             time.perf_counter() - t0)
