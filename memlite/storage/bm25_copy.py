@@ -1,15 +1,14 @@
 """The in-memory copy of the observations' FTS5 index that ``bm25_index`` serves: each
 term's postings (the rows holding it and its weighted count there), each row's id,
-length, column lengths and project, kept current from FTS5's own counts, and FTS5's
-``bm25()`` computed from them in numpy. Why, what it answers, how it stays current and
-what it costs: ``memlite.storage.bm25_index``.
+length, column lengths and project, kept current from FTS5's own counts (FTS5's
+``bm25()`` computed from them in numpy: ``memlite.storage.bm25_score``). Why, what it
+answers, how it stays current and what it costs: ``memlite.storage.bm25_index``.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import math
 import threading
 import weakref
 from array import array
@@ -20,17 +19,16 @@ import apsw
 import numpy as np
 
 from memlite.storage import fts
+from memlite.storage.bm25_score import K1, B
 from memlite.storage.fts import OBSERVATION_WEIGHTS, TOKENIZER
 from memlite.storage.sqlvalue import integer, integer_or_none
 
-__all__ = ["FOLD_LIMIT", "K1", "MEMORY_BUDGET", "TOKENIZER", "WEIGHTS", "Bm25Index", "idf"]
+__all__ = ["FOLD_LIMIT", "MEMORY_BUDGET", "TOKENIZER", "WEIGHTS", "Bm25Index"]
 
 log = logging.getLogger(__name__)
 
 MEMORY_BUDGET = 96 * 1024 * 1024
 """Bytes of postings an index may hold; past it, FTS5 answers (~15 million postings)."""
-K1 = 1.2
-B = 0.75
 WEIGHTS = tuple(float(w) for w in OBSERVATION_WEIGHTS.split(","))
 _COLUMNS = ("SELECT id, title, subtitle, narrative, facts, concepts, "
             "files_read || ' ' || files_modified, project FROM observations")
@@ -402,91 +400,6 @@ class Bm25Index:
             slots, f = slots[live], f[live]
         return slots, f
 
-    def best(self, tokens: Sequence[str | tuple[np.ndarray, np.ndarray]], fetch: int,
-             newest: int, project: str | None = None) -> list[tuple[int, float]]:
-        """The ``fetch`` best ``(id, bm25)`` of the any-term query over ``tokens`` (one
-        per phrase, in the query's order: a token, or a phrase's rows and weighted
-        counts from ``phrase_rows``) among the rows of ``project`` (None: all),
-        best (lowest) first, ties by id; when every token is in more than ``newest``
-        rows of the table, among the newest ``newest`` of those matches only
-        (``fts_split.newest_floor``'s rule). The IDFs are the whole table's, as FTS5's.
-
-        A query of one term scores its postings alone (each row holds it once, and
-        FTS5's sum from 0.0 of one value is that value): no array the size of the table
-        is made or scanned (~20 µs of ~90 at 10,000 observations, with the fewer numpy
-        calls of the rest)."""
-        n_rows, n_tokens = self.fts_rows, self.fts_tokens
-        if not tokens or n_rows <= 0:
-            return []
-        code = -1
-        if project is not None:
-            code = self.projects.get(project, -1)
-            if code < 0:
-                return []
-        lists = [self.postings(term) if isinstance(term, str) else term for term in tokens]
-        sizes = [len(slots) for slots, _ in lists]
-        if len(lists) == 1:
-            every, f = lists[0]
-        else:
-            every = np.concatenate([slots for slots, _ in lists])
-            f = np.concatenate([weights for _, weights in lists])
-        if every.size == 0:
-            return []
-        f = f.astype(np.float64)
-        idfs = [idf(n_rows, size) for size in sizes]
-        # FTS5's operations in its order (``fts5Bm25Function``); ``norms`` holds each
-        # row's ``k1 * (1 - b + b * D / avgdl)``, the same double as computed per row.
-        each = f * (K1 + 1.0)
-        np.divide(each, f + self.norms(n_tokens / n_rows)[every], out=each)
-        each = (idfs[0] if len(lists) == 1 else np.repeat(idfs, sizes)) * each
-        if len(lists) == 1:
-            matched, neg = every, -each
-            if code >= 0:
-                keep = self.project_of[matched] == code
-                matched, neg = matched[keep], neg[keep]
-            ids = self.ids[matched]
-            if sizes[0] > newest and len(ids) > newest:  # a common term: the newest matches
-                keep = ids >= np.partition(ids, len(ids) - newest)[-newest]
-                ids, neg = ids[keep], neg[keep]
-        else:
-            ids, neg = self._summed(lists, sizes, every, each, fetch, newest, code)
-        if len(neg) > fetch:  # the best ``fetch``, and any tied with the last of them
-            chosen = np.flatnonzero(neg <= np.partition(neg, fetch - 1)[fetch - 1])
-            neg, ids = neg[chosen], ids[chosen]
-        order = np.lexsort((ids, neg))[:fetch]
-        return list(zip(ids[order].tolist(), neg[order].tolist(), strict=True))
-
-    def _summed(self, lists: list[tuple[np.ndarray, np.ndarray]], sizes: list[int],
-                every: np.ndarray, each: np.ndarray, fetch: int, newest: int,
-                code: int) -> tuple[np.ndarray, np.ndarray]:
-        """``best``'s candidates of a query of several terms, ``(ids, -score)``: each
-        row's terms summed in the query's phrase order, from 0.0, as FTS5 sums them."""
-        scores = np.bincount(every, weights=each, minlength=self.count)
-        rarest = min(range(len(lists)), key=sizes.__getitem__)
-        if sizes[rarest] > newest:  # every term common: the newest matches
-            matched = np.flatnonzero(scores)  # every match scores > 0 (weights, IDFs > 0)
-            if code >= 0:
-                matched = matched[self.project_of[matched] == code]
-            if len(matched) > newest:
-                if self.ascending:  # slots in id order: the newest matches are the last
-                    matched = matched[-newest:]
-                else:
-                    ids = self.ids[matched]
-                    matched = matched[ids >= np.partition(ids, len(ids) - newest)[-newest]]
-        else:
-            # The best ``fetch`` score at least the ``fetch``-th best of any subset of the
-            # matches: the rarest term's rows give that bar, and only the rows over it
-            # are sorted (not every match: 42,000 rows of a 100,000 table, ~0.4 ms).
-            some = lists[rarest][0]
-            if code >= 0:
-                some = some[self.project_of[some] == code]
-            bar = float(np.partition(scores[some], len(some) - fetch)[len(some) - fetch]) \
-                if len(some) >= fetch else 0.0
-            matched = np.flatnonzero(scores >= bar) if bar > 0.0 else np.flatnonzero(scores)
-            if code >= 0:
-                matched = matched[self.project_of[matched] == code]
-        return self.ids[matched], -scores[matched]
-
     def norms(self, avgdl: float) -> np.ndarray:
         """Each row's ``k1 * (1 - b + b * D / avgdl)``, kept while ``avgdl`` holds."""
         if self._norm_avgdl != avgdl or len(self._norm) != len(self.lengths):
@@ -501,12 +414,6 @@ def _marks(conn: apsw.Connection) -> tuple[int, int]:
     in any process) and its own ``total_changes()`` (rows it wrote itself, which the
     pragma does not count: a search on the connection that wrote)."""
     return integer(conn.execute("PRAGMA data_version").fetchall()[0][0]), conn.total_changes()
-
-
-def idf(n_rows: int, hits: int) -> float:
-    """FTS5's IDF of a phrase in ``hits`` of ``n_rows`` rows (<= 0 becomes 1e-6)."""
-    idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
-    return idf if idf > 0.0 else 1e-6
 
 
 def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],

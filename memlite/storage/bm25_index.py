@@ -65,8 +65,9 @@ build at 100,000 (~160 MB at its peak), ~22 MB at 10,000 (~35 MB at its peak). P
 
 Indexes live per process, keyed by database file, shared by the reader threads (a lock
 per index, held while it is read or changed). The copy itself (its arrays, how rows are
-added, merged and scored) is ``memlite.storage.bm25_copy.Bm25Index``; this module keeps
-one per database, builds it, and answers searches from it.
+added and merged) is ``memlite.storage.bm25_copy.Bm25Index``, its scoring
+``memlite.storage.bm25_score``; this module keeps one per database, builds it, and
+answers searches from it.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ import numpy as np
 
 from memlite.heap import release_free_memory
 from memlite.storage import fts
-from memlite.storage.bm25_copy import K1, TOKENIZER, Bm25Index, idf
+from memlite.storage.bm25_copy import TOKENIZER, Bm25Index
+from memlite.storage.bm25_score import K1, best, idf
 from memlite.storage.db import connect
 from memlite.storage.fts import OBSERVATION_WEIGHTS
 from memlite.storage.sqlvalue import integer, real
@@ -229,7 +231,7 @@ def top(conn: apsw.Connection, query: str, fetch: int, newest: int,
                 if held is None:
                     return None
                 terms.append(held)
-            return index.best(terms, fetch, newest, project)
+            return best(index, terms, fetch, newest, project)
         stale = index.stale
     if stale:  # a text changed in place: built again from scratch, off this search
         with _GUARD:
