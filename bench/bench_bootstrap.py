@@ -6,7 +6,7 @@ In one run, on this machine, from a warm package cache (pip's HTTP and wheel cac
 the local package index):
 
 * floor: ``python -m venv`` alone (what no install can go below);
-* before: ``memlite.hooks.bootstrap.build`` of revision ``--before`` (default: the commit
+* before: the bootstrap's ``build`` of revision ``--before`` (default: the commit
   before issue 16's work, ``18c3e61``), exported with ``git archive``: an unpinned install
   with the SDK's wheel (and its bundled CLI);
 * after: this tree's ``build``: ``-c constraints.txt``, the SDK from its sdist,
@@ -57,8 +57,11 @@ def biggest(venv: Path, n: int = 4) -> list[tuple[str, float]]:
 
 def build(source: Path, data: Path) -> tuple[float, bool]:
     """Run ``source``'s bootstrap build into ``data`` as the hook would; (seconds, ok)."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from memlite.hooks.bootstrap import build; sys.exit(build(sys.argv[2]))")
+    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+            "try:\n    from memlite.hooks.venv_build import build\n"
+            "except ImportError:  # a revision before the build had its own module\n"
+            "    from memlite.hooks.bootstrap import build\n"
+            "sys.exit(build(sys.argv[2]))")
     data.mkdir(parents=True)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(source), str(data)],

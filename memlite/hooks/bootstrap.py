@@ -7,9 +7,10 @@ STANDARD LIBRARY ONLY (the hook imports it). The hook runs on a bare interpreter
 2. inside Claude Code (``$CLAUDE_PLUGIN_DATA`` set): ``${CLAUDE_PLUGIN_DATA}/venv/bin/python``
    once ``venv/.memlite-ready`` exists. Until then the first hook that finds it missing
    takes ``venv.lock`` (``O_EXCL``, the builder's pid inside) and starts, detached in its
-   own session, :func:`build`. Events are spooled meanwhile (a SessionStart prints
-   them out of the spool: ``snapshot.py``); once the venv is ready the builder starts the worker,
-   which drains them (:func:`start_worker_when_ready`);
+   own session, the build (``memlite.hooks.venv_build.build``). Events are spooled
+   meanwhile (a SessionStart prints them out of the spool: ``snapshot.py``); once the venv
+   is ready the builder starts the worker, which drains them
+   (:func:`start_worker_when_ready`);
 3. otherwise the hook's own interpreter if it is a virtual environment's, else none.
 
 The build (issue 16): lean, pinned, and never silently stuck.
@@ -41,17 +42,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
-__all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "STATUS_FILE", "build", "describe", "fingerprint",
-           "ensure_venv", "notice", "read_status", "source_dir", "start_worker_when_ready",
-           "worker_python"]
+__all__ = ["LOCK_STALE_SECONDS", "READY_FILE", "STATUS_FILE", "describe", "ensure_venv",
+           "fingerprint", "notice", "read_status", "record_failure", "source_dir",
+           "start_worker_when_ready", "worker_python", "write_status"]
 
 VENV_DIR = "venv"
 READY_FILE = ".memlite-ready"
@@ -145,7 +144,9 @@ def read_status(data: str) -> dict[str, object]:
     return status if isinstance(status, dict) else {}
 
 
-def _write_status(data: str, **status: object) -> None:
+def write_status(data: str, **status: object) -> None:
+    """Replace ``venv-status.json`` with ``status`` (atomically; an error is ignored: the
+    status only informs)."""
     path = os.path.join(data, STATUS_FILE)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
@@ -170,10 +171,11 @@ def _backoff(attempt: int) -> float:
     return min(base * float(2 ** max(0, attempt - 1)), BACKOFF_MAX_SECONDS)
 
 
-def _failed(data: str, attempt: int, reason: str) -> None:
+def record_failure(data: str, attempt: int, reason: str) -> None:
+    """Attempt ``attempt`` failed for ``reason``: the next may start after its backoff."""
     now = time.time()
-    _write_status(data, state="failed", attempt=attempt, error=reason, time=now,
-                  retry_at=now + _backoff(attempt))
+    write_status(data, state="failed", attempt=attempt, error=reason, time=now,
+                 retry_at=now + _backoff(attempt))
 
 
 def _alive(pid: int) -> bool:
@@ -216,9 +218,9 @@ def _take_lock(data: str) -> bool:
             status = read_status(data)
             if status.get("state") == "building":
                 attempt = _attempt(status, 1)
-                _failed(data, attempt, "the build stopped before it finished (its process "
-                        f"{holder} is gone)" if dead else
-                        f"the build took more than {LOCK_STALE_SECONDS // 60} minutes")
+                record_failure(data, attempt, "the build stopped before it finished (its "
+                               f"process {holder} is gone)" if dead else
+                               f"the build took more than {LOCK_STALE_SECONDS // 60} minutes")
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -250,11 +252,11 @@ def ensure_venv(data: str) -> int | None:
         return None
     attempt = _attempt(status, 0) + 1 if status.get("state") == "failed" else 1
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from memlite.hooks.bootstrap import build; sys.exit(build(sys.argv[2], "
+            "from memlite.hooks.venv_build import build; sys.exit(build(sys.argv[2], "
             "int(sys.argv[3])))")
     root = _import_root()
     # Before the start: a build that fails at once writes "failed" after this, not before.
-    _write_status(data, state="building", attempt=attempt, time=time.time())
+    write_status(data, state="building", attempt=attempt, time=time.time())
     with open(os.path.join(data, INSTALL_LOG), "ab") as out:
         child = subprocess.Popen([sys.executable, "-I", "-S", "-c", code, root, data,
                                   str(attempt)],
@@ -291,173 +293,6 @@ def start_worker_when_ready(python: str) -> None:
               flush=True)
     except Exception as exc:  # noqa: BLE001 - the build itself succeeded
         print(f"could not start the worker: {type(exc).__name__}: {exc}", flush=True)
-
-
-# --- the build ------------------------------------------------------------------------------
-
-
-def _version(python: str) -> tuple[int, int] | None:
-    try:
-        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=20, check=True).stdout
-        major, minor = out.split()
-        return int(major), int(minor)
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None
-
-
-def base_python() -> tuple[str | None, str]:
-    """A Python >= 3.11 to make the venv with, and what was looked at (for the reason)."""
-    looked = []
-    explicit = os.environ.get(PYTHON_ENV, "").strip()
-    candidates = [explicit] if explicit else [sys.executable]
-    if not explicit:
-        names = [f"python3.{minor}" for minor in range(14, MIN_PYTHON[1] - 1, -1)]
-        dirs = ["/opt/homebrew/bin", "/usr/local/bin", os.path.expanduser("~/.local/bin")]
-        candidates += [p for n in names for p in [shutil.which(n)] if p]
-        candidates += [os.path.join(d, n) for n in names for d in dirs]
-    for python in candidates:
-        if not python or not os.access(python, os.X_OK):
-            if python == explicit and explicit:
-                looked.append(f"{python} (not found)")
-            continue
-        version = _version(python)
-        looked.append(f"{python} ({'.'.join(map(str, version)) if version else '?'})")
-        if version is not None and version >= MIN_PYTHON:
-            return python, ""
-    return None, ", ".join(looked) or sys.executable
-
-
-def _tail(path: str, lines: int = 3) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    kept = [line.strip() for line in text.splitlines()
-            if line.strip() and "Location 'file:" not in line]
-    return " | ".join(kept[-lines:])[:400]
-
-
-def host_pip(base: str) -> bool:
-    """True if ``base`` has a pip that can install into another environment
-    (``pip --python``, pip 22.3 or newer): then the venv needs no pip of its own."""
-    try:
-        out = subprocess.run([base, "-m", "pip", "--version"], capture_output=True, text=True,
-                             timeout=60, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return False
-    parts = out.split()[1].split(".") if len(out.split()) > 1 else []
-    try:
-        return (int(parts[0]), int(parts[1])) >= (22, 3)
-    except (IndexError, ValueError):
-        return False
-
-
-def pip_command(pip: list[str], source: str) -> list[str]:
-    """The install (``pip`` is how pip is run): runtime dependencies of ``source`` at the
-    constrained versions, the SDK from its sdist (no bundled CLI), no bytecode up front."""
-    command = [*pip, "install", "--disable-pip-version-check", "--no-input", "--no-compile",
-               "--no-binary", "claude-agent-sdk"]
-    constraints = os.path.join(source, CONSTRAINTS)
-    if os.path.exists(constraints):
-        command += ["-c", constraints]
-    command += os.environ.get(PIP_ENV, "").split()
-    return [*command, source]
-
-
-CONVERTER_PACKAGES = ("onnx", "protobuf", "ml-dtypes")
-"""What ``memlite.embed.quantize`` needs beyond the venv (numpy and typing-extensions are
-in it): installed for the one conversion into a throwaway directory, never into the venv."""
-
-
-def prepare_model(data: str, base: str, python: str) -> None:
-    """After the venv is ready: make the embedder's int8-in-memory copy of MiniLM once.
-
-    ``memlite.embed.quantize`` needs ``onnx`` (~36 MB with protobuf and ml-dtypes) for this
-    one conversion and never again, so it is not a runtime dependency: the host's pip puts
-    it (at the constrained versions) in a temporary directory beside the venv, the venv's
-    Python runs the conversion with that directory on ``PYTHONPATH`` (the copy lands in
-    the model cache, ``<data dir>/models``), and the directory goes. The worker started
-    just before runs the shipped file (bigger in memory, same ranking) until its next
-    start. Never raises: without the copy, memory works the same, only heavier.
-    """
-    tmp = tempfile.mkdtemp(prefix="converter-", dir=data)
-    try:
-        command = [base, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                   "--no-compile", "--no-deps", "--target", tmp, *CONVERTER_PACKAGES]
-        constraints = os.path.join(source_dir(), CONSTRAINTS)
-        if os.path.exists(constraints):
-            command += ["-c", constraints]
-        command += os.environ.get(PIP_ENV, "").split()
-        subprocess.run(command, check=True, timeout=600)
-        env = {**os.environ, "PYTHONPATH": tmp}
-        done = subprocess.run([python, "-c", "from memlite.embed.minilm import MiniLMEmbedder;"
-                               " print(MiniLMEmbedder().name)"], env=env, timeout=900,
-                              capture_output=True, text=True, check=False)
-        print(f"embedding model: {done.stdout.strip() or done.stderr.strip()[-300:]}",
-              flush=True)
-    except (OSError, subprocess.SubprocessError) as exc:
-        print(f"embedding model not converted ({exc}): the shipped file is used", flush=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def build(data: str, attempt: int = 1) -> int:
-    """Create ``<data>/venv`` and pip-install memlite into it (run detached by the hook)."""
-    final = os.path.join(data, VENV_DIR)
-    # An update builds beside the venv in use (its worker keeps running), then swaps.
-    update = os.path.exists(os.path.join(final, READY_FILE))
-    venv = final + ".next" if update else final
-    python = os.path.join(venv, "bin", "python")
-    log = os.path.join(data, INSTALL_LOG)
-    started = time.time()
-    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} building {venv} "
-          f"(attempt {attempt})", flush=True)
-    try:
-        base, looked = base_python()
-        if base is None:
-            _failed(data, attempt, f"memlite needs Python {'.'.join(map(str, MIN_PYTHON))} "
-                    f"or newer; found {looked}. Install one (macOS: `brew install "
-                    f"python@3.12`) or set {PYTHON_ENV}")
-            print(f"failed: no Python >= 3.11 ({looked})", flush=True)
-            return 1
-        # The host's pip installs into the venv when it can: no pip (nor, on 3.11,
-        # setuptools) inside it, and no ensurepip run. Else the venv's own pip, which is
-        # removed afterwards: neither is a runtime dependency.
-        outside = host_pip(base)
-        subprocess.run([base, "-m", "venv", "--clear", *(["--without-pip"] if outside else []),
-                        venv], check=True)
-        pip = [base, "-m", "pip", "--python", python] if outside else [python, "-m", "pip"]
-        subprocess.run(pip_command(pip, source_dir()), check=True)
-        if not outside:
-            subprocess.run([python, "-m", "pip", "uninstall", "--yes", "--quiet", "pip",
-                            "setuptools"], check=False)
-        with open(os.path.join(venv, READY_FILE), "w") as f:
-            f.write(f"{time.time()}\nfingerprint={fingerprint()}\n")
-        if update:  # two renames; the old tree goes once nothing new can start from it
-            old = final + ".old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(final, old)
-            os.replace(venv, final)
-            shutil.rmtree(old, ignore_errors=True)
-        took = time.time() - started
-        _write_status(data, state="ready", attempt=attempt, time=time.time(), seconds=took)
-        print(f"ready in {took:.1f} s", flush=True)
-        start_worker_when_ready(os.path.join(final, "bin", "python"))
-        if outside:
-            prepare_model(data, base, os.path.join(final, "bin", "python"))
-        return 0
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"failed: {exc}", flush=True)
-        _failed(data, attempt, f"{exc}: {_tail(log)}")
-        return 1
-    finally:
-        try:
-            os.unlink(os.path.join(data, LOCK_FILE))
-        except FileNotFoundError:
-            pass
 
 
 # --- what the user sees ---------------------------------------------------------------------

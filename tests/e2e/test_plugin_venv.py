@@ -1,6 +1,6 @@
 """The plugin venv as the first session builds it, then real Claude Code sessions on it.
 
-Issue 16: the bootstrap (``memlite.hooks.bootstrap.build``, run as the hook runs it)
+Issue 16: the bootstrap (``memlite.hooks.venv_build.build``, run as the hook runs it)
 installs from constraints.txt, without the SDK's bundled CLI; the real-CLI end-to-end
 runs on that venv (the hooks' ``MEMLITE_PYTHON``), and the observer finds the user's own
 ``claude`` through ``CLAUDE_CODE_PATH``. The build takes ~40 s to a few minutes (pip,
@@ -40,7 +40,7 @@ def _size_mb(path: Path) -> float:
 
 
 def _build(data: Path) -> None:
-    """``bootstrap.build`` as the hook runs it (a bare interpreter, detached in real life).
+    """``venv_build.build`` as the hook runs it (a bare interpreter, detached in real life).
 
     Its last steps start the worker (issue 13: the spool is drained with no wait for a
     later hook) and convert the embedding model: both on a data directory of the test's
@@ -51,7 +51,7 @@ def _build(data: Path) -> None:
     env = {**os.environ, "MEMLITE_DATA_DIR": str(memory), "MEMLITE_WORKER_PORT": str(port),
            "MEMLITE_OBSERVER": "rules"}
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from memlite.hooks.bootstrap import build; sys.exit(build(sys.argv[2]))")
+            "from memlite.hooks.venv_build import build; sys.exit(build(sys.argv[2]))")
     try:
         done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO), str(data)],
                               capture_output=True, text=True, timeout=840, cwd=data,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hookrun import fixture_bytes, run_hook, wait_until
 
-from memlite.hooks import bootstrap
+from memlite.hooks import bootstrap, venv_build
 from memlite.lifecycle import pid_alive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def finished(plugin_data: Path, pid: int) -> None:
 
 def test_pip_installs_pinned_lean_and_from_the_sdist():
     source = bootstrap.source_dir()
-    command = bootstrap.pip_command(["/venv/bin/python", "-m", "pip"], source)
+    command = venv_build.pip_command(["/venv/bin/python", "-m", "pip"], source)
     assert command[-1] == source
     constraints = command[command.index("-c") + 1]
     assert Path(constraints).is_file() and Path(constraints).samefile(REPO / "constraints.txt")

@@ -26,9 +26,9 @@ import pytest
 from hookrun import REPO, fixture_bytes
 from ports import free_port
 
-ENTRY_POINTS = ("memlite.hooks.main", "memlite.hooks.bootstrap", "memlite.hooks.snapshot",
-                "memlite.hooks.spool", "memlite.spawn", "memlite.mcp.server",
-                "memlite.mcp.tools")
+ENTRY_POINTS = ("memlite.hooks.main", "memlite.hooks.bootstrap", "memlite.hooks.venv_build",
+                "memlite.hooks.snapshot", "memlite.hooks.spool", "memlite.spawn",
+                "memlite.mcp.server", "memlite.mcp.tools")
 OLDEST = (3, 9)
 
 

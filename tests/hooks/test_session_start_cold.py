@@ -179,7 +179,7 @@ def test_first_run_the_venv_builder_starts_the_worker_which_drains_the_spool(
 
     from hookrun import healthy, query
 
-    from memlite.hooks import bootstrap
+    from memlite.hooks import bootstrap, venv_build
 
     project = _project(tmp_path)
     _session_one(_no_worker(hook_env), project)  # spooled while the venv "is built"
@@ -199,11 +199,11 @@ def test_first_run_the_venv_builder_starts_the_worker_which_drains_the_spool(
             return subprocess.CompletedProcess(argv, 0, stdout="pip 24.0 from x\n", stderr="")
         return subprocess.CompletedProcess(argv, 0, stdout="", stderr="")
 
-    monkeypatch.setattr(bootstrap.subprocess, "run", fake_run)
+    monkeypatch.setattr(venv_build.subprocess, "run", fake_run)
     for key in ("MEMLITE_WORKER_PORT", "MEMLITE_OBSERVER", "MEMLITE_EMBEDDER"):
         if key in hook_env:
             monkeypatch.setenv(key, hook_env[key])
-    assert bootstrap.build(str(plugin_data)) == 0
+    assert venv_build.build(str(plugin_data)) == 0
     assert (plugin_data / "venv" / bootstrap.READY_FILE).exists()
     wait_until(lambda: healthy(hook_env), timeout=30)
     wait_until(lambda: query(data_dir, "SELECT count(*) FROM events") == [(6,)], timeout=30)
