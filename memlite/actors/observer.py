@@ -255,7 +255,7 @@ class ObservingSession(SessionActor):
     # --- observing ----------------------------------------------------------------------
 
     async def _requeue_own(self) -> None:
-        stuck = await self.hub.read(_processing_ids, self.session_id)
+        stuck = await self.hub.read(observing.processing_event_ids, self.session_id)
         if stuck:
             await self._set_status(stuck, "pending")
         self._requeued = True
@@ -265,13 +265,13 @@ class ObservingSession(SessionActor):
         among them, store the summary (the Stops ``done`` with it)."""
         stops: list[int] = []
         after = 0  # events left pending (cut off by a stop) are not read again
-        while events := await self.hub.read(_pending_after, self.session_id, after):
+        while events := await self.hub.read(observing.pending_events_after, self.session_id, after):
             project = await self._project(events[0])
             for index, event in enumerate(events):
                 after = event.id
                 if event.event_name == "Stop" or (
                         event.event_name == "SessionEnd"
-                        and await self.hub.read(_prompt_without_stop, self.session_id)):
+                        and await self.hub.read(observing.prompt_without_stop, self.session_id)):
                     await self._set_status([event.id], "processing")
                     stops.append(event.id)
                     continue
@@ -478,24 +478,3 @@ class ObservingSession(SessionActor):
             await self._failed(exc)
         return summary
 
-
-def _pending_after(conn: Any, session_id: str, after: int, limit: int = 50) -> list[Event]:
-    """The session's pending events after id ``after``, oldest first."""
-    return reads._all(conn, Event, "WHERE session_id = ? AND status = 'pending' AND id > ? "
-                      "ORDER BY id LIMIT ?", (session_id, after, limit))
-
-
-def _prompt_without_stop(conn: Any, session_id: str) -> bool:
-    """Whether the session has a prompt with no Stop after it: a turn interrupted (Esc,
-    then /exit) or cut short, whose summary its SessionEnd must make instead."""
-    return bool(conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM events AS p WHERE p.session_id = ? "
-        "AND p.event_name = 'UserPromptSubmit' AND NOT EXISTS (SELECT 1 FROM events AS s "
-        "WHERE s.session_id = p.session_id AND s.event_name = 'Stop' AND s.id > p.id))",
-        (session_id,)).fetchall()[0][0])
-
-
-def _processing_ids(conn: Any, session_id: str) -> list[int]:
-    rows = conn.execute("SELECT id FROM events WHERE session_id = ? AND status = 'processing'",
-                        (session_id,)).fetchall()
-    return [int(r[0]) for r in rows]

@@ -30,6 +30,9 @@ __all__ = [
     "health_line",
     "observed_by",
     "observer_health",
+    "pending_events_after",
+    "processing_event_ids",
+    "prompt_without_stop",
     "prune_events",
     "session_events",
     "set_observer_health",
@@ -171,6 +174,32 @@ def session_events(conn: apsw.Connection, session_id: str, *, limit: int = 2000)
     """
     return reads._all(conn, Event, "WHERE id IN (SELECT id FROM events WHERE session_id = ? "
                       "ORDER BY id DESC LIMIT ?) ORDER BY id", (session_id, limit))
+
+
+def pending_events_after(conn: apsw.Connection, session_id: str, after: int,
+                         limit: int = 50) -> list[Event]:
+    """The session's pending events after id ``after``, oldest first (what its observer
+    takes next)."""
+    return reads._all(conn, Event, "WHERE session_id = ? AND status = 'pending' AND id > ? "
+                      "ORDER BY id LIMIT ?", (session_id, after, limit))
+
+
+def processing_event_ids(conn: apsw.Connection, session_id: str) -> list[int]:
+    """The session's events marked ``processing``: an observer stopped while it had them
+    (its new run puts them back in the queue)."""
+    rows = conn.execute("SELECT id FROM events WHERE session_id = ? AND status = 'processing'",
+                        (session_id,)).fetchall()
+    return [integer(r[0]) for r in rows]
+
+
+def prompt_without_stop(conn: apsw.Connection, session_id: str) -> bool:
+    """Whether the session has a prompt with no Stop after it: a turn interrupted (Esc,
+    then /exit) or cut short, whose summary its SessionEnd must make instead."""
+    return bool(conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM events AS p WHERE p.session_id = ? "
+        "AND p.event_name = 'UserPromptSubmit' AND NOT EXISTS (SELECT 1 FROM events AS s "
+        "WHERE s.session_id = p.session_id AND s.event_name = 'Stop' AND s.id > p.id))",
+        (session_id,)).fetchall()[0][0])
 
 
 def health_line(conn: apsw.Connection, project: str | None = None, *,
