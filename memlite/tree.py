@@ -100,7 +100,7 @@ from memlite.observer.backend import choose_backend, claude_factory
 from memlite.observer.governor import Governor
 from memlite.observer.registry import reap_with_retry
 from memlite.services import Services
-from memlite.storage import bm25_index
+from memlite.storage import bm25_index, vector_index
 from memlite.storage.db import db_path
 from memlite.storage.pool import ReaderPool
 
@@ -268,6 +268,16 @@ class WorkerTree:
         except Exception:
             log.exception("the full-text index build was not started; the first search "
                           "starts it")
+        try:  # and its vector indexes, on a reader's thread: not inside the first search
+            started = time.monotonic()
+            built = await self._read(vector_index.warm)
+            if built:
+                log.info("vector index built for %s in %.1f s", ", ".join(
+                    "every project" if scope is None else scope for scope in built),
+                    time.monotonic() - started)
+        except Exception:
+            log.exception("the vector indexes were not built at start; the first search "
+                          "builds them")
 
     async def _resume_pending(self) -> None:
         """Ring each session that has pending events, so they are observed now."""

@@ -1,5 +1,7 @@
 """A worker started on a large database builds its in-memory full-text index at once, on
-a thread of its own (``memlite.storage.bm25_index``), and says so in its log."""
+a thread of its own (``memlite.storage.bm25_index``), and its vector index on a reader's
+thread (``memlite.storage.vector_index.warm``), before any search asks; and says so in
+its log."""
 
 from __future__ import annotations
 
@@ -7,12 +9,13 @@ import socket
 import threading
 from functools import partial
 
+import numpy as np
 import trio
 
 from memlite import storage
 from memlite import tree as root
 from memlite.config import load_settings
-from memlite.storage import bm25_index
+from memlite.storage import bm25_index, vector_index
 from memlite.storage.db import db_path
 
 
@@ -57,3 +60,39 @@ async def test_a_worker_on_a_large_database_builds_the_index_at_start(data_dir, 
         assert any(bm25_index.BUILT in r.getMessage() for r in caplog.records)
     finally:
         bm25_index.reset()
+
+
+async def test_a_worker_with_vectors_builds_its_vector_index_at_start(data_dir, monkeypatch,
+                                                                      caplog):
+    monkeypatch.setenv("MEMLITE_WORKER_PORT", str(_free_port()))
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 20)  # the real one is 4,000
+    vector_index.reset()
+    rng = np.random.default_rng(3)
+    conn = storage.connect(data_dir)
+    try:
+        storage.ensure_vector_table(conn, 16, "m")
+        with conn:
+            ids = [storage.insert_observation(conn, storage.NewObservation(
+                session_id="s1", project="/repo/a", type="discovery",
+                title=f"step {i}")).id for i in range(30)]
+            storage.upsert_vectors(conn, [(oid, "/repo/a", rng.standard_normal(16).astype(
+                np.float32).tobytes()) for oid in ids])
+    finally:
+        conn.close()
+    key = (str(db_path(data_dir)), None)  # one project: the whole database's index
+    shutdown = trio.Event()
+    caplog.set_level("INFO", logger="memlite.tree")
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(root.run_root, load_settings(data_dir),
+                                        shutdown=shutdown))
+            for _ in range(1500):  # no search asked for it (30 s at most)
+                if any("vector index built" in r.getMessage() for r in caplog.records):
+                    break
+                await trio.sleep(0.02)
+            shutdown.set()
+        assert vector_index._INDEXES[key].size == 30
+        assert any("vector index built for every project" in r.getMessage()
+                   for r in caplog.records)
+    finally:
+        vector_index.reset()

@@ -67,7 +67,8 @@ from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_non
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
 __all__ = ["CANDIDATES", "CODES_BUDGET", "MIN_VECTORS", "SQL_CANDIDATES", "ProjectIndex",
-           "Ranked", "nearest", "passing", "prepared", "project_share", "reset", "scored"]
+           "Ranked", "nearest", "passing", "prepared", "project_share", "reset", "scored",
+           "warm"]
 
 MIN_VECTORS = 4_000
 """A project with fewer vectors is searched with the exact KNN. sqlite-vec's exact KNN
@@ -315,10 +316,27 @@ def reset() -> None:
         _INDEXES.clear()
 
 
+def _scope(conn: apsw.Connection, project: str | None) -> str | None:
+    """Whose index answers a search of ``project``: the whole database's (None) when
+    every vector is that project's (the same rows, read in the same order: the same
+    index, built and held once), else the project's own. Two lookups in the codes
+    table's ``(project, seq)`` index (apart: one statement asking for both reads the
+    whole index), ~3 µs."""
+    if project is None:
+        return None
+    try:
+        low, high = conn.execute(f"SELECT (SELECT MIN(project) FROM {CODES_TABLE}), "
+                                 f"(SELECT MAX(project) FROM {CODES_TABLE})").fetchall()[0]
+    except apsw.SQLError:  # no vectors yet (no codes table): no index either
+        return project
+    return None if low == project == high else project
+
+
 def _index_for(conn: apsw.Connection, project: str | None) -> ProjectIndex | None:
     epoch = codes_epoch(conn)
     if epoch is None or not conn.filename:
         return None
+    project = _scope(conn, project)
     key = (conn.filename, project)
     with _GUARD:
         index = _INDEXES.get(key)
@@ -347,12 +365,42 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     """The share of the database's observations held by ``project``, as far as its index
     knows (0.0 with no index yet): vectors indexed over the highest observation id, an
     underestimate after deletions. Lets full text skip a join that filters nothing."""
-    index = _INDEXES.get((conn.filename, project))
+    index = _INDEXES.get((conn.filename, _scope(conn, project)))
     size = index.size if index is not None else 0
     if not size:
         return 0.0
     top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0]) or 0
     return size / top if top else 0.0
+
+
+def warm(conn: apsw.Connection) -> list[str | None]:
+    """Build now, before a search asks, the indexes the first searches use: the whole
+    database's (a search with no project filter) and the one of the project written to
+    last (the session that started the worker is most likely there); the scopes built
+    (None: the whole database's), those with at least ``MIN_VECTORS`` vectors.
+
+    Why: an index is otherwise built by the first search that needs it, inside that
+    search: the first hybrid search after a worker start took 1.5 s at 100,000
+    observations, and 0.14 s at 10,000, where the next took 11-15 ms (BENCHMARKS.md,
+    "First search after a worker start"). The worker calls this at its start, on a
+    reader's thread; a search arriving meanwhile waits for the build under way (the
+    index's lock) instead of starting its own. The memory is what those searches would
+    hold anyway; a database of one project holds one index (``_scope``)."""
+    if codes_epoch(conn) is None or not conn.filename:
+        return []
+    newest = conn.execute(f"SELECT project FROM {CODES_TABLE} ORDER BY seq DESC LIMIT 1"
+                          ).fetchall()
+    built: list[str | None] = []
+    for project in dict.fromkeys([None, *(str(r[0]) for r in newest)]):
+        scope, args = ("WHERE project = ?", (project,)) if project is not None else ("", ())
+        vectors = integer(conn.execute(f"SELECT COUNT(*) FROM {CODES_TABLE} {scope}",
+                                       args).fetchall()[0][0])
+        if vectors < MIN_VECTORS or _scope(conn, project) in built:
+            continue
+        index = _index_for(conn, project)
+        if index is not None:
+            built.append(_scope(conn, project))
+    return built
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,

@@ -252,13 +252,13 @@ def test_past_the_codes_budget_the_candidates_codes_come_from_sqlite(db, add_obs
     monkeypatch.setattr(vector_index, "CODES_BUDGET", 0)
     q = clustered(rng, 1)[0]
     got = indexed(db, q, 10)
-    index = vector_index._INDEXES[(db.filename, "/repo/a")]
+    index = vector_index._INDEXES[(db.filename, None)]  # one project: the database's index
     assert index.codes is None
     assert got is not None and len(set(exact(db, q, 10)) & {oid for oid, _ in got}) >= 8
     vector_index.reset()
     monkeypatch.setattr(vector_index, "CODES_BUDGET", 10**9)
     again = indexed(db, q, 10)
-    assert vector_index._INDEXES[(db.filename, "/repo/a")].codes is not None
+    assert vector_index._INDEXES[(db.filename, None)].codes is not None
     assert [oid for oid, _ in again] == [oid for oid, _ in got]  # same int8 rescoring
 
 
@@ -277,7 +277,7 @@ def test_rows_appended_after_the_build_grow_the_index(db, add_observation):
     populate(db, add_observation, clustered(rng, 100))
     q = clustered(rng, 1)[0]
     indexed(db, q, 5)
-    index = vector_index._INDEXES[(db.filename, "/repo/a")]
+    index = vector_index._INDEXES[(db.filename, None)]  # one project: the database's index
     later = clustered(rng, 400)  # appended in batches: the arrays grow several times
     added = []
     for start in range(0, 400, 50):
@@ -288,7 +288,7 @@ def test_rows_appended_after_the_build_grow_the_index(db, add_observation):
                                         for i, oid in enumerate(batch)])
         added += batch
         indexed(db, q, 5)
-    assert vector_index._INDEXES[(db.filename, "/repo/a")] is index  # folded in, not rebuilt
+    assert vector_index._INDEXES[(db.filename, None)] is index  # folded in, not rebuilt
     assert index.size == 500 and len(index.ids) >= 500
     for i in (0, 199, 399):  # each appended row is its own nearest neighbour
         assert indexed(db, later[i], 1)[0][0] == added[i]
@@ -335,3 +335,48 @@ def test_a_project_filter_with_superseded_rows_needs_no_check_and_stays_lazy():
     got = passing(NoQueries(), chunks(), 25, Filters(project="/p", include_superseded=True))
     assert [oid for oid, _ in got] == list(range(25))
     assert pulled == [0, 10, 20]
+
+
+def test_one_project_s_searches_share_the_whole_database_s_index(db, add_observation,
+                                                                 monkeypatch):
+    rng = np.random.default_rng(21)
+    populate(db, add_observation, clustered(rng, 300))
+    queries = clustered(rng, 5)
+    shared = [indexed(db, q, 10) for q in queries]
+    assert [project for _, project in vector_index._INDEXES] == [None]  # one index held
+    # The same answers as an index of the project's own (the same rows, same order).
+    vector_index.reset()
+    with monkeypatch.context() as patched:
+        patched.setattr(vector_index, "_scope", lambda conn, project: project)
+        assert [indexed(db, q, 10) for q in queries] == shared
+        assert [project for _, project in vector_index._INDEXES] == ["/repo/a"]
+    vector_index.reset()
+    # A second project: each project has its own index again.
+    populate(db, add_observation, clustered(rng, 50), project="/repo/b")
+    assert indexed(db, queries[0], 10) is not None
+    assert [project for _, project in vector_index._INDEXES] == ["/repo/a"]
+
+
+def test_warm_builds_the_indexes_the_first_searches_use(db, add_observation, monkeypatch):
+    rng = np.random.default_rng(22)
+    populate(db, add_observation, clustered(rng, 40))
+    populate(db, add_observation, clustered(rng, 30), project="/repo/b")
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 50)
+    # The whole database (70 vectors) passes; /repo/b, written last, has 30: too few.
+    assert vector_index.warm(db) == [None]
+    assert [project for _, project in vector_index._INDEXES] == [None]
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 20)
+    assert vector_index.warm(db) == [None, "/repo/b"]
+    index = vector_index._INDEXES[(db.filename, "/repo/b")]
+    assert index.size == 30
+    # A search finds the index built (not a new one) and answers from it.
+    assert indexed(db, clustered(rng, 1)[0], 5, project="/repo/b") is not None
+    assert vector_index._INDEXES[(db.filename, "/repo/b")] is index
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 1000)
+    vector_index.reset()
+    assert vector_index.warm(db) == [] and not vector_index._INDEXES
+
+
+def test_warm_without_vectors_builds_nothing(db, add_observation):
+    add_observation(title="no vector table yet")
+    assert vector_index.warm(db) == [] and not vector_index._INDEXES
