@@ -32,7 +32,10 @@ previous one reported it was up)::
         idle       no sessions, no requests: set shutdown         transient
         heap       a burst of requests over: trim the heap once    permanent
     spool      drain the hook spool, set ``ready``, then drain it   permanent
-               every few seconds while the worker runs (``spooler.py``)
+               every few seconds while the worker runs (``spooler.py``); once
+               ready, start the large database's in-memory indexes: the
+               full-text copy (its own thread) and the vector indexes (a reader's
+               thread), so that no search after a start builds them itself
     http       Hypercorn serving ``create_app(services)``; then asks the spooler for
                one more drain (events spooled while it was starting)  transient
 
