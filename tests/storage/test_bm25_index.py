@@ -26,7 +26,7 @@ QUERIES = ["cache", "parser retry", "why do retries fail when parsing the invoic
 def any_size(monkeypatch, request):
     """An index for every table, however small (the real threshold is 2,500 rows);
     each test twice: rows added one by one, and in chunks of 16 past 8 rows at once
-    (the real ones: 4,096 past 256, a build's)."""
+    (the real ones: 2,048 past 256, a build's)."""
     monkeypatch.setattr(bm25_index, "MIN_ROWS", 1)
     monkeypatch.setattr(bm25_index, "_AUTO_BUILD", True)  # as in the worker
     if request.param == "in chunks":
