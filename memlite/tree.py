@@ -33,9 +33,9 @@ previous one reported it was up)::
         heap       a burst of requests over: trim the heap once    permanent
     spool      drain the hook spool, set ``ready``, then drain it   permanent
                every few seconds while the worker runs (``spooler.py``); once
-               ready, start the large database's in-memory indexes: the
-               full-text copy (its own thread) and the vector indexes (a reader's
-               thread), so that no search after a start builds them itself
+               ready, start building the large database's in-memory indexes,
+               each on a thread of its own: the full-text copy and the vector
+               indexes, so that no search after a start builds them itself
     http       Hypercorn serving ``create_app(services)``; then asks the spooler for
                one more drain (events spooled while it was starting)  transient
 
@@ -271,15 +271,10 @@ class WorkerTree:
         except Exception:
             log.exception("the full-text index build was not started; the first search "
                           "starts it")
-        try:  # and its vector indexes, on a reader's thread: not inside the first search
-            started = time.monotonic()
-            built = await self._read(vector_index.warm)
-            if built:
-                log.info("vector index built for %s in %.1f s", ", ".join(
-                    "every project" if scope is None else scope for scope in built),
-                    time.monotonic() - started)
+        try:  # and its vector indexes, likewise: not inside the first search
+            await self._read(vector_index.warm_soon)
         except Exception:
-            log.exception("the vector indexes were not built at start; the first search "
+            log.exception("the vector indexes' build was not started; the first search "
                           "builds them")
 
     async def _resume_pending(self) -> None:

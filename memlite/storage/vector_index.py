@@ -54,13 +54,17 @@ whose threads, on a busy 2-CPU machine, turned a 0.2 ms product of 8,000 rows in
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import apsw
 import numpy as np
 
+from memlite.heap import release_free_memory
+from memlite.storage.db import connect
 from memlite.storage.filters import Filters, json_ids
 from memlite.storage.filters import passing as filters_passing
 from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_none
@@ -68,7 +72,9 @@ from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
 __all__ = ["CANDIDATES", "CODES_BUDGET", "MIN_VECTORS", "SQL_CANDIDATES", "ProjectIndex",
            "Ranked", "nearest", "passing", "prepared", "project_share", "reset", "scored",
-           "warm"]
+           "warm", "warm_soon"]
+
+log = logging.getLogger(__name__)
 
 MIN_VECTORS = 4_000
 """A project with fewer vectors is searched with the exact KNN. sqlite-vec's exact KNN
@@ -321,7 +327,7 @@ def _scope(conn: apsw.Connection, project: str | None) -> str | None:
     every vector is that project's (the same rows, read in the same order: the same
     index, built and held once), else the project's own. Two lookups in the codes
     table's ``(project, seq)`` index (apart: one statement asking for both reads the
-    whole index), ~3 µs."""
+    whole index), ~5 µs."""
     if project is None:
         return None
     try:
@@ -380,12 +386,14 @@ def warm(conn: apsw.Connection) -> list[str | None]:
     (None: the whole database's), those with at least ``MIN_VECTORS`` vectors.
 
     Why: an index is otherwise built by the first search that needs it, inside that
-    search: the first hybrid search after a worker start took 1.5 s at 100,000
-    observations, and 0.14 s at 10,000, where the next took 11-15 ms (BENCHMARKS.md,
-    "First search after a worker start"). The worker calls this at its start, on a
-    reader's thread; a search arriving meanwhile waits for the build under way (the
+    search: the first hybrid search 3 s after a worker start took 0.7-1.1 s at 100,000
+    observations and 50-70 ms at 10,000, where the next took 7-16 ms (BENCHMARKS.md,
+    "First search after a worker start"). The worker starts this at its start
+    (``warm_soon``); a search arriving meanwhile waits for the build under way (the
     index's lock) instead of starting its own. The memory is what those searches would
-    hold anyway; a database of one project holds one index (``_scope``)."""
+    hold anyway; a database of one project holds one index (``_scope``). The vectors
+    counted include deletions' tombstones: an index built on a few too many says itself
+    that it cannot answer (``usable``)."""
     if codes_epoch(conn) is None or not conn.filename:
         return []
     newest = conn.execute(f"SELECT project FROM {CODES_TABLE} ORDER BY seq DESC LIMIT 1"
@@ -401,6 +409,35 @@ def warm(conn: apsw.Connection) -> list[str | None]:
         if index is not None:
             built.append(_scope(conn, project))
     return built
+
+
+def warm_soon(conn: apsw.Connection) -> bool:
+    """Start ``warm`` for ``conn``'s database on a thread of its own, with its own
+    read-only connection: the worker's start waits for none of it (the spool's drain and
+    the pool's readers are free meanwhile). True when started."""
+    filename = conn.filename
+    if not filename:
+        return False
+    threading.Thread(target=_warm, args=(filename,), name="memlite-vector-warm",
+                     daemon=True).start()
+    return True
+
+
+def _warm(filename: str) -> None:
+    try:
+        started = time.monotonic()
+        conn = connect(filename, writer=False)
+        try:
+            built = warm(conn)
+        finally:
+            conn.close()
+        if built:
+            release_free_memory()  # the codes read as bytes, freed once packed
+            log.info("vector index built for %s in %.1f s", ", ".join(
+                "every project" if scope is None else scope for scope in built),
+                time.monotonic() - started)
+    except Exception:  # a search never depends on it: the first one builds the index
+        log.exception("the vector indexes could not be built at start")
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,

@@ -380,3 +380,16 @@ def test_warm_builds_the_indexes_the_first_searches_use(db, add_observation, mon
 def test_warm_without_vectors_builds_nothing(db, add_observation):
     add_observation(title="no vector table yet")
     assert vector_index.warm(db) == [] and not vector_index._INDEXES
+
+
+def test_warm_soon_builds_on_a_thread_of_its_own(db, add_observation):
+    import threading
+    import time
+
+    populate(db, add_observation, clustered(np.random.default_rng(23), 40))
+    assert vector_index.warm_soon(db)
+    deadline = time.monotonic() + 30
+    while any(t.name == "memlite-vector-warm" for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert vector_index._INDEXES[(db.filename, None)].size == 40
