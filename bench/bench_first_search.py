@@ -5,7 +5,7 @@ a thread, the in-memory indexes built), and its first hybrid ``GET /api/search``
 ``--delays`` seconds after the worker was started, then five more, one by one. Before
 this round, the vector index a hybrid search needs (``memlite.storage.vector_index``) was
 built inside the first search that needed it; now the worker builds it at its start
-(``vector_index.warm``). Per size, delay, filter (none, or the project's) and revision:
+(``memlite.storage.vector_warm``). Per size, delay, filter (none, or the project's) and revision:
 the first search's wall time (median of ``--runs``; min-max), the median of the five
 after it, and the worker's RSS after them (``ps``: file pages of the mapped database
 included).

@@ -103,7 +103,7 @@ from memlite.observer.backend import choose_backend, claude_factory
 from memlite.observer.governor import Governor
 from memlite.observer.registry import reap_with_retry
 from memlite.services import Services
-from memlite.storage import bm25_index, vector_index
+from memlite.storage import bm25_index, vector_warm
 from memlite.storage.db import db_path
 from memlite.storage.pool import ReaderPool
 
@@ -272,7 +272,7 @@ class WorkerTree:
             log.exception("the full-text index build was not started; the first search "
                           "starts it")
         try:  # and its vector indexes, likewise: not inside the first search
-            await self._read(vector_index.warm_soon)
+            await self._read(vector_warm.warm_soon)
         except Exception:
             log.exception("the vector indexes' build was not started; the first search "
                           "builds them")

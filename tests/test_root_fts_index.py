@@ -1,6 +1,6 @@
 """A worker started on a large database builds its in-memory full-text index at once, on
 a thread of its own (``memlite.storage.bm25_index``), and its vector index likewise
-(``memlite.storage.vector_index.warm_soon``), before any search asks; and says so in its
+(``memlite.storage.vector_warm``), before any search asks; and says so in its
 log."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ async def test_a_worker_with_vectors_builds_its_vector_index_at_start(data_dir, 
         conn.close()
     key = (str(db_path(data_dir)), None)  # one project: the whole database's index
     shutdown = trio.Event()
-    caplog.set_level("INFO", logger="memlite.storage.vector_index")
+    caplog.set_level("INFO", logger="memlite.storage.vector_warm")
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(partial(root.run_root, load_settings(data_dir),

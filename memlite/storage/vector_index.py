@@ -44,8 +44,10 @@ and a narrowing filter restricts the exact KNN to its ids. A search with no proj
 (the dashboard's "all projects", an MCP search without one) uses the same kind of index
 over every project's vectors (``project=None``): without it the exact KNN reads every
 vector of the database (~100 ms at 100,000). Indexes live per process, keyed by database
-file and project (None for the whole database), shared by the reader threads (a lock per
-index, held while scoring: the arrays are updated in place).
+file and project (None for the whole database; a project holding every vector uses that
+one: ``index_scope``), shared by the reader threads (a lock per index, held while scoring:
+the arrays are updated in place). The worker builds them at its start
+(``memlite.storage.vector_warm``), not the first search.
 
 Matrix-vector products go through ``np.einsum``, not ``@``: numpy's ``@`` calls OpenBLAS,
 whose threads, on a busy 2-CPU machine, turned a 0.2 ms product of 8,000 rows into 12 ms.
@@ -54,27 +56,21 @@ whose threads, on a busy 2-CPU machine, turned a 0.2 ms product of 8,000 rows in
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import apsw
 import numpy as np
 
-from memlite.heap import release_free_memory
-from memlite.storage.db import connect
 from memlite.storage.filters import Filters, json_ids
 from memlite.storage.filters import passing as filters_passing
 from memlite.storage.sqlvalue import blob, blob_or_none, integer, integer_or_none
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
 __all__ = ["CANDIDATES", "CODES_BUDGET", "MIN_VECTORS", "SQL_CANDIDATES", "ProjectIndex",
-           "Ranked", "nearest", "passing", "prepared", "project_share", "reset", "scored",
-           "warm", "warm_soon"]
-
-log = logging.getLogger(__name__)
+           "Ranked", "index_for", "index_scope", "nearest", "passing", "prepared",
+           "project_share", "reset", "scored"]
 
 MIN_VECTORS = 4_000
 """A project with fewer vectors is searched with the exact KNN. sqlite-vec's exact KNN
@@ -322,7 +318,7 @@ def reset() -> None:
         _INDEXES.clear()
 
 
-def _scope(conn: apsw.Connection, project: str | None) -> str | None:
+def index_scope(conn: apsw.Connection, project: str | None) -> str | None:
     """Whose index answers a search of ``project``: the whole database's (None) when
     every vector is that project's (the same rows, read in the same order: the same
     index, built and held once), else the project's own. Two lookups in the codes
@@ -338,11 +334,14 @@ def _scope(conn: apsw.Connection, project: str | None) -> str | None:
     return None if low == project == high else project
 
 
-def _index_for(conn: apsw.Connection, project: str | None) -> ProjectIndex | None:
+def index_for(conn: apsw.Connection, project: str | None) -> ProjectIndex | None:
+    """The index that answers ``project``'s searches (``index_scope``), brought up to
+    date, built first if there is none (or it is of another model, or more changed
+    since its build than it held); None when the database has no vectors."""
     epoch = codes_epoch(conn)
     if epoch is None or not conn.filename:
         return None
-    project = _scope(conn, project)
+    project = index_scope(conn, project)
     key = (conn.filename, project)
     with _GUARD:
         index = _INDEXES.get(key)
@@ -371,73 +370,12 @@ def project_share(conn: apsw.Connection, project: str) -> float:
     """The share of the database's observations held by ``project``, as far as its index
     knows (0.0 with no index yet): vectors indexed over the highest observation id, an
     underestimate after deletions. Lets full text skip a join that filters nothing."""
-    index = _INDEXES.get((conn.filename, _scope(conn, project)))
+    index = _INDEXES.get((conn.filename, index_scope(conn, project)))
     size = index.size if index is not None else 0
     if not size:
         return 0.0
     top = integer_or_none(conn.execute("SELECT MAX(id) FROM observations").fetchall()[0][0]) or 0
     return size / top if top else 0.0
-
-
-def warm(conn: apsw.Connection) -> list[str | None]:
-    """Build now, before a search asks, the indexes the first searches use: the whole
-    database's (a search with no project filter) and the one of the project written to
-    last (the session that started the worker is most likely there); the scopes built
-    (None: the whole database's), those with at least ``MIN_VECTORS`` vectors.
-
-    Why: an index is otherwise built by the first search that needs it, inside that
-    search: the first hybrid search 3 s after a worker start took 0.7-1.1 s at 100,000
-    observations and 50-70 ms at 10,000, where the next took 7-16 ms (BENCHMARKS.md,
-    "First search after a worker start"). The worker starts this at its start
-    (``warm_soon``); a search arriving meanwhile waits for the build under way (the
-    index's lock) instead of starting its own. The memory is what those searches would
-    hold anyway; a database of one project holds one index (``_scope``). The vectors
-    counted include deletions' tombstones: an index built on a few too many says itself
-    that it cannot answer (``usable``)."""
-    if codes_epoch(conn) is None or not conn.filename:
-        return []
-    newest = conn.execute(f"SELECT project FROM {CODES_TABLE} ORDER BY seq DESC LIMIT 1"
-                          ).fetchall()
-    built: list[str | None] = []
-    for project in dict.fromkeys([None, *(str(r[0]) for r in newest)]):
-        scope, args = ("WHERE project = ?", (project,)) if project is not None else ("", ())
-        vectors = integer(conn.execute(f"SELECT COUNT(*) FROM {CODES_TABLE} {scope}",
-                                       args).fetchall()[0][0])
-        if vectors < MIN_VECTORS or _scope(conn, project) in built:
-            continue
-        index = _index_for(conn, project)
-        if index is not None:
-            built.append(_scope(conn, project))
-    return built
-
-
-def warm_soon(conn: apsw.Connection) -> bool:
-    """Start ``warm`` for ``conn``'s database on a thread of its own, with its own
-    read-only connection: the worker's start waits for none of it (the spool's drain and
-    the pool's readers are free meanwhile). True when started."""
-    filename = conn.filename
-    if not filename:
-        return False
-    threading.Thread(target=_warm, args=(filename,), name="memlite-vector-warm",
-                     daemon=True).start()
-    return True
-
-
-def _warm(filename: str) -> None:
-    try:
-        started = time.monotonic()
-        conn = connect(filename, writer=False)
-        try:
-            built = warm(conn)
-        finally:
-            conn.close()
-        if built:
-            release_free_memory()  # the codes read as bytes, freed once packed
-            log.info("vector index built for %s in %.1f s", ", ".join(
-                "every project" if scope is None else scope for scope in built),
-                time.monotonic() - started)
-    except Exception:  # a search never depends on it: the first one builds the index
-        log.exception("the vector indexes could not be built at start")
 
 
 def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
@@ -446,7 +384,7 @@ def nearest(conn: apsw.Connection, vector: bytes, project: str | None, k: int,
     ``where`` (SQL conditions on ``observations AS o``), as ``(id, cosine distance)``
     closest first; or None when there are too few vectors for the index (the caller runs
     the exact KNN)."""
-    index = _index_for(conn, project)
+    index = index_for(conn, project)
     if index is None:
         return None
     query = np.frombuffer(vector, dtype=np.float32)
@@ -471,7 +409,7 @@ def prepared(conn: apsw.Connection, project: str | None, dim: int) -> ProjectInd
     ``passing`` read SQLite (on the caller's connection), ``scored`` is numpy alone and
     may run on another thread meanwhile (an apsw connection must not be used by two
     threads at once)."""
-    index = _index_for(conn, project)
+    index = index_for(conn, project)
     if index is None:
         return None
     with index.lock:

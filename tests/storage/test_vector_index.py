@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memlite import storage
-from memlite.storage import vector_index
+from memlite.storage import vector_index, vector_warm
 from memlite.storage.search import Filters, search
 from memlite.storage.vector_codes import CODES_TABLE, codes_epoch
 
@@ -347,7 +347,7 @@ def test_one_project_s_searches_share_the_whole_database_s_index(db, add_observa
     # The same answers as an index of the project's own (the same rows, same order).
     vector_index.reset()
     with monkeypatch.context() as patched:
-        patched.setattr(vector_index, "_scope", lambda conn, project: project)
+        patched.setattr(vector_index, "index_scope", lambda conn, project: project)
         assert [indexed(db, q, 10) for q in queries] == shared
         assert [project for _, project in vector_index._INDEXES] == ["/repo/a"]
     vector_index.reset()
@@ -363,10 +363,10 @@ def test_warm_builds_the_indexes_the_first_searches_use(db, add_observation, mon
     populate(db, add_observation, clustered(rng, 30), project="/repo/b")
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 50)
     # The whole database (70 vectors) passes; /repo/b, written last, has 30: too few.
-    assert vector_index.warm(db) == [None]
+    assert vector_warm.warm(db) == [None]
     assert [project for _, project in vector_index._INDEXES] == [None]
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 20)
-    assert vector_index.warm(db) == [None, "/repo/b"]
+    assert vector_warm.warm(db) == [None, "/repo/b"]
     index = vector_index._INDEXES[(db.filename, "/repo/b")]
     assert index.size == 30
     # A search finds the index built (not a new one) and answers from it.
@@ -374,12 +374,12 @@ def test_warm_builds_the_indexes_the_first_searches_use(db, add_observation, mon
     assert vector_index._INDEXES[(db.filename, "/repo/b")] is index
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 1000)
     vector_index.reset()
-    assert vector_index.warm(db) == [] and not vector_index._INDEXES
+    assert vector_warm.warm(db) == [] and not vector_index._INDEXES
 
 
 def test_warm_without_vectors_builds_nothing(db, add_observation):
     add_observation(title="no vector table yet")
-    assert vector_index.warm(db) == [] and not vector_index._INDEXES
+    assert vector_warm.warm(db) == [] and not vector_index._INDEXES
 
 
 def test_warm_soon_builds_on_a_thread_of_its_own(db, add_observation):
@@ -387,7 +387,7 @@ def test_warm_soon_builds_on_a_thread_of_its_own(db, add_observation):
     import time
 
     populate(db, add_observation, clustered(np.random.default_rng(23), 40))
-    assert vector_index.warm_soon(db)
+    assert vector_warm.warm_soon(db)
     deadline = time.monotonic() + 30
     while any(t.name == "memlite-vector-warm" for t in threading.enumerate()):
         assert time.monotonic() < deadline
