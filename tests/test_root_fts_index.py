@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -29,6 +30,20 @@ def _building() -> bool:
     return any(t.name == "memlite-bm25-build" for t in threading.enumerate())
 
 
+async def _worker_until(data_dir, done: Callable[[], bool]) -> None:
+    """Run the worker's root on ``data_dir`` until ``done()`` (30 s at most; no search
+    is asked for anything), then stop it."""
+    shutdown = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(root.run_root, load_settings(data_dir),
+                                    shutdown=shutdown))
+        for _ in range(1500):
+            if done():
+                break
+            await trio.sleep(0.02)
+        shutdown.set()
+
+
 async def test_a_worker_on_a_large_database_builds_the_index_at_start(data_dir, monkeypatch,
                                                                       caplog):
     monkeypatch.setenv("MEMLITE_WORKER_PORT", str(_free_port()))
@@ -44,17 +59,9 @@ async def test_a_worker_on_a_large_database_builds_the_index_at_start(data_dir, 
     finally:
         conn.close()
     key = str(db_path(data_dir))
-    shutdown = trio.Event()
     caplog.set_level("INFO", logger="memlite.storage.bm25_index")
     try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(partial(root.run_root, load_settings(data_dir),
-                                        shutdown=shutdown))
-            for _ in range(1500):  # no search asked for it (30 s at most)
-                if key in bm25_index._INDEXES and not _building():
-                    break
-                await trio.sleep(0.02)
-            shutdown.set()
+        await _worker_until(data_dir, lambda: key in bm25_index._INDEXES and not _building())
         index = bm25_index._INDEXES[key]
         assert index.rows == 25
         assert any(bm25_index.BUILT in r.getMessage() for r in caplog.records)
@@ -80,17 +87,10 @@ async def test_a_worker_with_vectors_builds_its_vector_index_at_start(data_dir, 
     finally:
         conn.close()
     key = (str(db_path(data_dir)), None)  # one project: the whole database's index
-    shutdown = trio.Event()
     caplog.set_level("INFO", logger="memlite.storage.vector_warm")
     try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(partial(root.run_root, load_settings(data_dir),
-                                        shutdown=shutdown))
-            for _ in range(1500):  # no search asked for it (30 s at most)
-                if any("vector index built" in r.getMessage() for r in caplog.records):
-                    break
-                await trio.sleep(0.02)
-            shutdown.set()
+        await _worker_until(data_dir, lambda: any(
+            "vector index built" in r.getMessage() for r in caplog.records))
         assert vector_index._INDEXES[key].size == 30
         assert any("vector index built for every project" in r.getMessage()
                    for r in caplog.records)
