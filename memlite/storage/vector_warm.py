@@ -59,10 +59,12 @@ def warm(conn: apsw.Connection) -> list[str | None]:
 def warm_soon(conn: apsw.Connection) -> bool:
     """Start ``warm`` for ``conn``'s database on a thread of its own, with its own
     read-only connection: the worker's start waits for none of it (the spool's drain and
-    the pool's readers are free meanwhile). True when started."""
+    the pool's readers are free meanwhile). True when started: not for a database without
+    ``vector_index.MIN_VECTORS`` vectors."""
     filename = conn.filename
-    if not filename:
-        return False
+    if not filename or codes_epoch(conn) is None or integer(conn.execute(
+            f"SELECT COUNT(*) FROM {CODES_TABLE}").fetchall()[0][0]) < vector_index.MIN_VECTORS:
+        return False  # no vectors, or too few for an index: no thread, no connection
     threading.Thread(target=_warm, args=(filename,), name="memlite-vector-warm",
                      daemon=True).start()
     return True

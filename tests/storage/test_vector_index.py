@@ -386,6 +386,7 @@ def test_warm_soon_builds_on_a_thread_of_its_own(db, add_observation):
     import threading
     import time
 
+    assert not vector_warm.warm_soon(db)  # no vectors: no thread
     populate(db, add_observation, clustered(np.random.default_rng(23), 40))
     assert vector_warm.warm_soon(db)
     deadline = time.monotonic() + 30
