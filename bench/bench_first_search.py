@@ -109,7 +109,7 @@ def one_run(db: Path, pythonpath: str | None, delay: float, project: str | None,
 def main(args: argparse.Namespace) -> None:
     queries = [q for _, q in bench_search.queries(bench_search.vocabulary())]
     delays = [float(d) for d in args.delays.split(",")]
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",")] if args.db is None else [0]
     base = Path(tempfile.mkdtemp(prefix="memlite-first-search-"))
     try:
         before = str(export(args.before, base / "before"))
@@ -120,12 +120,12 @@ def main(args: argparse.Namespace) -> None:
               f"next {LATER} (median) | worker RSS after |")
         print("|---:|---:|---|---|---:|---:|---:|")
         for size in sizes:
-            db = args.cache / SIZES[size] / "memlite" / "memlite.db"
+            db = args.db or args.cache / SIZES[size] / "memlite" / "memlite.db"
             if not db.exists():
                 raise SystemExit(f"{db} is missing: run bench/bench_peer_http.py --sizes "
                                  f"{size} once to make it")
             for delay in delays:
-                for project in (None, PROJECT):
+                for project in (None, args.project):
                     got: dict[str, list[tuple[float, float, float]]] = {"before": [], "now": []}
                     for run in range(args.runs):
                         order = ("before", "now") if run % 2 == 0 else ("now", "before")
@@ -155,6 +155,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds from the worker's start to its first search")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--db", type=Path, help="this database instead of the cached ones "
+                        "(its rows shown as 0 observations; the smoke test's)")
+    parser.add_argument("--project", default=PROJECT, help="the project filter's project")
     return parser.parse_args(argv)
 
 

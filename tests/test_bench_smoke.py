@@ -53,3 +53,29 @@ def test_context_flood_benchmark_runs_small():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "## SessionStart context after a flood of reads (round 7)" in result.stdout
     assert "| after |" in result.stdout and "| before |" in result.stdout
+
+
+def test_first_search_benchmark_runs_small(tmp_path):
+    # --before HEAD: this tree's last commit against the working tree; the run is
+    # checked, not the figures. A few observations; the worker embeds them itself.
+    from memlite import storage
+    from memlite.embed.minilm import MiniLMEmbedder
+
+    MiniLMEmbedder()  # the run's model cache holds its int8 copy: the workers load it at once
+    data = tmp_path / "memory"
+    conn = storage.connect(data)
+    try:
+        with conn:
+            for i in range(12):
+                storage.insert_observation(conn, storage.NewObservation(
+                    session_id="s1", project="/repo/a", type="discovery",
+                    title=f"retry the settlement batch {i}", narrative="cache parser"))
+    finally:
+        conn.close()
+    result = subprocess.run(
+        [sys.executable, "bench/bench_first_search.py", "--before", "HEAD", "--runs", "1",
+         "--delays", "4", "--db", str(data / "memlite.db"), "--project", "/repo/a"],
+        cwd=REPO, capture_output=True, text=True, timeout=540)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| 0 | 4 s |")]
+    assert len(rows) == 4, result.stdout  # two filters, two revisions

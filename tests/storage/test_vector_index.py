@@ -1,8 +1,12 @@
 """The in-memory sign-bit index of a large project: same answers as the exact KNN on
-clustered vectors, fresh after writes and deletes, rebuilt for a new model, and the
-int8 codes it rescores with kept in step with vec0."""
+clustered vectors, fresh after writes and deletes, rebuilt for a new model, the int8
+codes it rescores with kept in step with vec0, one index for a one-project database,
+and built before any search asks (``vector_warm``)."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -383,9 +387,6 @@ def test_warm_without_vectors_builds_nothing(db, add_observation):
 
 
 def test_warm_soon_builds_on_a_thread_of_its_own(db, add_observation):
-    import threading
-    import time
-
     assert not vector_warm.warm_soon(db)  # no vectors: no thread
     populate(db, add_observation, clustered(np.random.default_rng(23), 40))
     assert vector_warm.warm_soon(db)
