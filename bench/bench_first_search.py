@@ -5,16 +5,17 @@ a thread, the in-memory indexes built), and its first hybrid ``GET /api/search``
 ``--delays`` seconds after the worker was started, then five more, one by one. Before
 this round, the vector index a hybrid search needs (``memlite.storage.vector_index``) was
 built inside the first search that needed it; now the worker builds it at its start
-(``memlite.storage.vector_warm``). Per size, delay, filter (none, or the project's) and revision:
-the first search's wall time (median of ``--runs``; min-max), the median of the five
-after it, and the worker's RSS after them (``ps``: file pages of the mapped database
-included).
+(``memlite.storage.vector_warm``). Per size, delay, filter (none, or the project's) and
+revision: the first search's wall time (median of ``--runs``; min-max), the median of
+the five after it, and the worker's RSS after them (``ps``: file pages of the mapped
+database included).
 
 Databases: ``bench_peer_http.py``'s cached ones (10,000 observations with MiniLM vectors,
 100,000 with random vectors of MiniLM's width; one project), copied for each run and read
 once beforehand so that the OS's file cache holds them (as a machine that ran memlite
 recently). The worker runs ``EMBEDDER=minilm`` (its model cache: ``$MEMLITE_MODEL_CACHE``).
-The revisions' workers alternate run by run.
+The revisions' workers alternate run by run. ``--db`` (with ``--project``) runs on
+another database instead (``tests/test_bench_smoke.py``'s small one).
 
 Usage::
 
