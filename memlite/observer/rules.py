@@ -9,7 +9,8 @@ comes back, its observation of the same events supersedes this one (``supersede.
 event                                      type       title / fields
 =========================================  =========  ===================================
 Edit, MultiEdit, NotebookEdit of x.py      change     "Edited x.py", files_modified
-Write of x.py                              change     "Wrote x.py", files_modified
+Write of x.py                              change     "Wrote x.py", files_modified,
+                                                      its first lines quoted
 Bash test run that failed (failure event   discovery  "Tests failed: a, b (pytest)",
 or exit code ≠ 0, or failing names found)             facts = failing test names
 Bash test run that passed                  discovery  "Tests passed: `pytest -q`"
@@ -36,6 +37,8 @@ observation carries its event's id in ``source_event_ids`` and its time in ``at_
 
 from __future__ import annotations
 
+import io
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -125,9 +128,8 @@ def _edit(tool: str, data: dict[str, Any], project: str) -> dict[str, Any] | Non
     if not path:
         return None
     if tool == "Write":
-        lines = str(data.get("content") or "").count("\n") + 1
         return {"type": "change", "title": f"Wrote {path}", "files_modified": [path],
-                "narrative": f"Wrote {lines} lines to {path}."}
+                "narrative": _written(str(data.get("content") or ""), path)}
     edits = data.get("edits") if isinstance(data.get("edits"), list) else [data]
     facts = []
     for edit in edits[:5]:
@@ -138,6 +140,32 @@ def _edit(tool: str, data: dict[str, Any], project: str) -> dict[str, Any] | Non
     count = f" ({len(edits)} edits)" if len(edits) > 1 else ""
     return {"type": "change", "title": f"Edited {path}{count}", "files_modified": [path],
             "facts": facts}
+
+
+WRITE_HEAD_LINES = 5
+"""Non-blank lines of a written file a ``Write`` observation quotes (each cut to 120
+characters): what a new file or a rewritten config says is often the decision itself
+("backend: sqs"), and without it neither full text nor the embedding could find it. An
+``Edit`` names its change the same way (its facts: ``replaced `a` with `b```)."""
+
+
+_CUT_MARK = "[memlite: cut "  # inside ``hooks.limits.marker``
+
+
+def _written(content: str, path: str) -> str:
+    """A ``Write``'s narrative: how many lines, then the file's first non-blank lines.
+    A last line without a final newline counts as a line; an empty file has none; a
+    text the hook cut (``hooks.limits``) holds fewer lines than the file."""
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    head = list(itertools.islice((_one_line(line) for line in io.StringIO(content)
+                                  if line.strip()), WRITE_HEAD_LINES + 1))
+    plural = "" if lines == 1 else "s"
+    said = f"Wrote {lines} line{plural} to {path}." if _CUT_MARK not in content else \
+        f"Wrote at least {lines} line{plural} to {path} (cut before it was stored)."
+    if not head:
+        return said
+    more = "\n…" if len(head) > WRITE_HEAD_LINES else ""
+    return f"{said} It begins:\n" + "\n".join(head[:WRITE_HEAD_LINES]) + more
 
 
 def _files(payload: dict[str, Any], project: str, limit: int = 20) -> list[str]:

@@ -84,6 +84,36 @@ def test_edits_are_changes(name, tool_input, title):
     assert obs.files_modified == (title.split(" ")[1],)
 
 
+@pytest.mark.parametrize(("content", "narrative"), [
+    ("backend: sqs\nretries: 5\n",
+     "Wrote 2 lines to config.yaml. It begins:\nbackend: sqs\nretries: 5"),
+    ("no final newline", "Wrote 1 line to config.yaml. It begins:\nno final newline"),
+    ("", "Wrote 0 lines to config.yaml."),
+    ("\n\n", "Wrote 2 lines to config.yaml."),
+    ("\n    def f():\r\n        return 1\n",
+     "Wrote 3 lines to config.yaml. It begins:\ndef f():\nreturn 1"),
+    ("".join(f"key{i}: {i}\n" for i in range(8)),
+     "Wrote 8 lines to config.yaml. It begins:\nkey0: 0\nkey1: 1\nkey2: 2\nkey3: 3\n"
+     "key4: 4\n…"),
+])
+def test_write_says_how_many_lines_and_quotes_the_first(content, narrative):
+    """What a written file says is often the decision itself: it must be searchable."""
+    obs = observe(tool("Write", {"file_path": f"{PROJECT}/config.yaml", "content": content}),
+                  project=PROJECT)
+    assert obs.narrative == narrative
+
+
+def test_write_of_a_text_the_hook_cut_says_at_least():
+    from memlite.hooks.limits import FIELD_BUDGET, cut
+
+    content = cut("x = 1\n" * 20_000, FIELD_BUDGET)
+    obs = observe(tool("Write", {"file_path": f"{PROJECT}/big.py", "content": content}),
+                  project=PROJECT)
+    assert obs.narrative.startswith("Wrote at least ")
+    assert "(cut before it was stored)" in obs.narrative
+    assert len(obs.narrative) < 1000
+
+
 def test_edit_facts_name_the_change():
     obs = observe(tool("Edit", {"file_path": "/p/x.py", "old_string": "a = 1",
                                 "new_string": "a = 2"}), project="/p")
