@@ -146,10 +146,10 @@ WRITE_HEAD_LINES = 5
 """Non-blank lines of a written file a ``Write`` observation quotes (each cut to 120
 characters): what a new file or a rewritten config says is often the decision itself
 ("backend: sqs"), and without it neither full text nor the embedding could find it. An
-``Edit`` names its change the same way (its facts: ``replaced `a` with `b```)."""
+``Edit`` names its change the same way (its facts: "replaced `a` with `b`")."""
 
-
-_CUT_MARK = "[memlite: cut "  # inside ``hooks.limits.marker``
+_CUT_MARK = re.compile("\u2026\\[memlite: cut \\d+ chars\\]\u2026")
+"""``hooks.limits.marker``: where the hook cut a long text before it was stored."""
 
 
 def _written(content: str, path: str) -> str:
@@ -160,7 +160,7 @@ def _written(content: str, path: str) -> str:
     head = list(itertools.islice((_one_line(line) for line in io.StringIO(content)
                                   if line.strip()), WRITE_HEAD_LINES + 1))
     plural = "" if lines == 1 else "s"
-    said = f"Wrote {lines} line{plural} to {path}." if _CUT_MARK not in content else \
+    said = f"Wrote {lines} line{plural} to {path}." if not _CUT_MARK.search(content) else \
         f"Wrote at least {lines} line{plural} to {path} (cut before it was stored)."
     if not head:
         return said
