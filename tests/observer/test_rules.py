@@ -92,6 +92,8 @@ def test_edits_are_changes(name, tool_input, title):
     ("\n\n", "Wrote 2 lines to config.yaml."),
     ("\n    def f():\r\n        return 1\n",
      "Wrote 3 lines to config.yaml. It begins:\ndef f():\nreturn 1"),
+    ('MARK = "[memlite: cut "\n',  # the marker's words in a file are not a cut
+     'Wrote 1 line to config.yaml. It begins:\nMARK = "[memlite: cut "'),
     ("".join(f"key{i}: {i}\n" for i in range(8)),
      "Wrote 8 lines to config.yaml. It begins:\nkey0: 0\nkey1: 1\nkey2: 2\nkey3: 3\n"
      "key4: 4\n…"),
