@@ -18,15 +18,8 @@ from hookrun import worker_pids
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.bench_fuzz import (
-    EVENT_ARGS,
-    MUTATIONS,
-    fixtures,
-    hook_env,
-    mutated,
-    run_hook,
-    start_worker,
-)
+from bench.bench_fuzz import hook_env, run_hook, start_worker
+from bench.fuzz_mutations import EVENT_ARGS, MUTATIONS, fixtures, mutated
 
 FIXTURES = fixtures()
 EXAMPLES = 75  # per test; each is a process of ~30-60 ms
