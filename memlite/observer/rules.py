@@ -8,7 +8,8 @@ comes back, its observation of the same events supersedes this one (``supersede.
 =========================================  =========  ===================================
 event                                      type       title / fields
 =========================================  =========  ===================================
-Edit, MultiEdit, NotebookEdit of x.py      change     "Edited x.py", files_modified
+Edit, MultiEdit, NotebookEdit of x.py      change     "Edited x.py", files_modified,
+                                                      facts = the lines changed
 Write of x.py                              change     "Wrote x.py", files_modified,
                                                       its first lines quoted
 Bash test run that failed (failure event   discovery  "Tests failed: a, b (pytest)",
@@ -134,12 +135,40 @@ def _edit(tool: str, data: dict[str, Any], project: str) -> dict[str, Any] | Non
     facts = []
     for edit in edits[:5]:
         if isinstance(edit, dict) and ("old_string" in edit or "new_source" in edit):
-            old = _one_line(str(edit.get("old_string") or ""), 80)
-            new = _one_line(str(edit.get("new_string") or edit.get("new_source") or ""), 80)
-            facts.append(f"replaced `{old}` with `{new}`" if old else f"inserted `{new}`")
+            facts.append(_edit_fact(str(edit.get("old_string") or ""),
+                                    str(edit.get("new_string") or edit.get("new_source") or "")))
     count = f" ({len(edits)} edits)" if len(edits) > 1 else ""
     return {"type": "change", "title": f"Edited {path}{count}", "files_modified": [path],
             "facts": facts}
+
+
+def _edit_fact(old: str, new: str) -> str:
+    """One edit as a fact: the lines it changed, each side folded to one line of 80
+    characters. The lines the old and new text share at their start and end are left
+    out (Claude quotes a few lines around a change to make it unique, so a change inside
+    a function otherwise reads "replaced `def f(): ...` with `def f(): ...`" and the cut
+    hides what changed); an insertion names the line it follows."""
+    before, after = old.splitlines(), new.splitlines()
+    start = 0
+    while start < min(len(before), len(after)) and \
+            before[start].strip() == after[start].strip():
+        start += 1
+    end = 0
+    while end < min(len(before), len(after)) - start and \
+            before[-1 - end].strip() == after[-1 - end].strip():
+        end += 1
+    gone = _one_line("\n".join(before[start:len(before) - end]), 80)
+    came = _one_line("\n".join(after[start:len(after) - end]), 80)
+    if gone and came:
+        return f"replaced `{gone}` with `{came}`"
+    if came:
+        follows = _one_line(before[start - 1], 60) if start else ""
+        return f"inserted `{came}`" + (f" after `{follows}`" if follows else "")
+    if gone:
+        return f"removed `{gone}`"
+    # Only whitespace changed (or nothing): the whole of each side.
+    old, new = _one_line(old, 80), _one_line(new, 80)
+    return f"replaced `{old}` with `{new}`" if old else f"inserted `{new}`"
 
 
 WRITE_HEAD_LINES = 5

@@ -116,6 +116,27 @@ def test_write_of_a_text_the_hook_cut_says_at_least():
     assert len(obs.narrative) < 1000
 
 
+@pytest.mark.parametrize(("old", "new", "fact"), [
+    ("def total():\n    return 1\n", "def total():\n    return 2\n",
+     "replaced `return 1` with `return 2`"),
+    ("def f():\n    return 1", "def f():\n    log()\n    return 1",
+     "inserted `log()` after `def f():`"),
+    ("import os\nimport re\nimport sys", "import os\nimport sys", "removed `import re`"),
+    ("", "x = 1", "inserted `x = 1`"),
+    ("    x = 1", "x = 1", "replaced `x = 1` with `x = 1`"),  # whitespace only: whole
+    ("class A:\n    def f(self):\n        return total(items, tax=0.2, rounding=True)\n",
+     "class A:\n    def f(self):\n        return total(items, tax=0.25, rounding=True)\n",
+     "replaced `return total(items, tax=0.2, rounding=True)` with "
+     "`return total(items, tax=0.25, rounding=True)`"),
+])
+def test_edit_facts_leave_out_the_lines_around_the_change(old, new, fact):
+    """Claude quotes lines around a change to make it unique; folded and cut at 80
+    characters, those lines used to be all the fact said."""
+    obs = observe(tool("Edit", {"file_path": "/p/x.py", "old_string": old,
+                                "new_string": new}), project="/p")
+    assert obs.facts == (fact,)
+
+
 def test_edit_facts_name_the_change():
     obs = observe(tool("Edit", {"file_path": "/p/x.py", "old_string": "a = 1",
                                 "new_string": "a = 2"}), project="/p")
