@@ -35,22 +35,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import collections
-import cProfile
 import datetime
-import io
 import json
 import os
 import platform
-import pstats
-import random
-import re
 import shutil
 import sys
-import sysconfig
-import tempfile
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -60,128 +51,33 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks_md import write_section  # noqa: E402
+from search_measure import (  # noqa: E402  (others read them as bench_search.*)
+    MODES,
+    PROJECTS,
+    load_average,
+    log,
+    measure_context,
+    measure_embedding,
+    measure_search,
+    ms,
+    percentile,
+    profile_hybrid,
+    query_vectors,
+    timed,
+)
+from synthetic import (  # noqa: E402  (others read them as bench_search.*)
+    Generator,
+    queries,
+    unit_rows,
+    vocabulary,
+)
 
 from memlite import storage  # noqa: E402
-from memlite.config import load_settings  # noqa: E402
-from memlite.context import build_context_for  # noqa: E402
 from memlite.embed import load_embedder, observation_text  # noqa: E402
-from memlite.storage.search import Filters, search  # noqa: E402
 
 SECTION = "## Search (issue 6)"
 CACHE = Path("/tmp/memlite-bench-search")
-PROJECTS = [f"/home/dev/project-{i:02d}" for i in range(20)]
-MODES = ("fts", "semantic", "hybrid")
-TYPES = ["discovery", "bugfix", "feature", "change", "decision", "refactor"]
 CHUNK = 4096  # observations per transaction and per embedding call when building
-EPOCH0 = 1_735_689_600_000  # 2025-01-01, ms; observations are spread over a year after
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def ms(seconds: float) -> str:
-    if seconds >= 0.001:
-        return f"{seconds * 1000:.2f} ms"
-    return f"{seconds * 1e6:.0f} µs" if seconds >= 10e-6 else f"{seconds * 1e6:.1f} µs"
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] load {load_average()}: {message}", file=sys.stderr,
-          flush=True)
-
-
-# --- synthetic data -------------------------------------------------------------------------
-
-
-def vocabulary(size: int = 3000) -> list[str]:
-    """The ``size`` most frequent lowercase words (3-14 letters) of the stdlib's .py files."""
-    counts: collections.Counter[str] = collections.Counter()
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    word = re.compile(r"\b[a-z]{3,14}\b")
-    for path in sorted(stdlib.glob("*.py")):
-        try:
-            counts.update(word.findall(path.read_text(errors="replace")))
-        except OSError:
-            continue
-    return [w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:size]]
-
-
-class Generator:
-    """Deterministic observations: same seed, same rows."""
-
-    def __init__(self, words: list[str], seed: int, projects: list[str]) -> None:
-        self.rng = random.Random(seed)
-        self.words = words
-        self.cum = list(np.cumsum([1 / (rank + 1) for rank in range(len(words))]))
-        self.projects = projects
-        # Each project has its own ~300 files (paths from mid-frequency words).
-        self.files = {
-            p: [f"src/{self.rng.choice(words[100:1500])}/{self.rng.choice(words[100:2500])}.py"
-                for _ in range(300)] for p in projects
-        }
-
-    def _words(self, k: int) -> list[str]:
-        return self.rng.choices(self.words, cum_weights=self.cum, k=k)
-
-    def observations(self, count: int, span_ms: int = 365 * 86_400_000,
-                     ) -> Iterator[storage.NewObservation]:
-        rng = self.rng
-        session, project = None, None
-        for i in range(count):
-            if i % 50 == 0:  # a session: 50 observations of one project
-                session, project = f"bench-s{i // 50}", rng.choice(self.projects)
-            text = self._words(90)
-            files = self.files[project]
-            yield storage.NewObservation(
-                session_id=session, project=project, type=rng.choice(TYPES),
-                title=" ".join(text[:8]), subtitle=" ".join(text[8:16]),
-                narrative=" ".join(text[16:60]),
-                facts=[" ".join(text[60:70]), " ".join(text[70:80])],
-                concepts=text[80:82],
-                files_read=rng.sample(files, rng.randint(0, 3)),
-                files_modified=rng.sample(files, rng.randint(1, 2)),
-                backend="ai", at_ms=EPOCH0 + i * span_ms // max(count, 1),
-            )
-
-
-def queries(words: list[str], seed: int = 7) -> list[tuple[str, str]]:
-    """~50 ``(kind, text)`` queries: 25 short keyword ones and 25 natural-language ones."""
-    rng = random.Random(seed)
-    mid, tail = words[40:600], words[600:2500]
-    out: list[tuple[str, str]] = []
-    for i in range(25):
-        if i % 3 == 0:
-            out.append(("short", rng.choice(mid)))
-        elif i % 3 == 1:
-            out.append(("short", f"{rng.choice(mid)} {rng.choice(tail)}"))
-        else:
-            out.append(("short", f"{rng.choice(tail)}"))
-    templates = [
-        "why does the {a} {b} fail when {c} is empty",
-        "how did we fix the {a} bug in {b} {c}",
-        "where is the {a} {b} configured for {c}",
-        "what changed in {a} handling after the {b} refactor",
-        "which tests cover {a} {b} and {c}",
-        "the {a} {b} times out on large {c} inputs",
-        "decision about {a} versus {b} for the {c} layer",
-        "error raised by {a} when {b} returns none",
-    ]
-    for i in range(25):
-        out.append(("long", templates[i % len(templates)].format(
-            a=rng.choice(mid), b=rng.choice(tail), c=rng.choice(mid))))
-    return out
-
-
-def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
-    rows = rng.standard_normal((n, dim), dtype=np.float32)
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows
 
 
 # --- building the databases -----------------------------------------------------------------
@@ -276,129 +172,6 @@ def cached(name: str, count: int, projects: list[str], vectors: str, words, embe
     info = build(directory, count, projects, vectors, words, embedder)
     info["cached"] = False
     return directory, info
-
-
-# --- measuring ------------------------------------------------------------------------------
-
-
-def timed(fn: Callable[[], object], n: int) -> list[float]:
-    samples = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return samples
-
-
-def query_vectors(qs: list[tuple[str, str]], vectors: str, embedder) -> list[bytes]:
-    if vectors == "wordllama":
-        matrix = embedder.embed([text for _, text in qs])
-    else:
-        dim = int(vectors.split("-")[1])
-        matrix = unit_rows(np.random.default_rng(99), len(qs), dim)
-    return [row.tobytes() for row in matrix]
-
-
-def measure_search(conn: apsw.Connection, qs: list[tuple[str, str]], qvecs: list[bytes],
-                   projects: list[str] | None, modes=MODES, rounds: int = 3,
-                   ) -> dict[str, dict[str, float]]:
-    """p50/p95 per mode over ``rounds`` x every query (after one warm-up round).
-
-    ``projects`` None means no project filter; otherwise query i filters on
-    ``projects[i % len(projects)]``."""
-    results = {}
-    for mode in modes:
-        samples: dict[str, list[float]] = {"short": [], "long": []}
-        hits = 0
-        for round_ in range(rounds + 1):
-            for i, ((kind, text), vec) in enumerate(zip(qs, qvecs, strict=True)):
-                filters = Filters(project=projects[i % len(projects)]) if projects else Filters()
-                start = time.perf_counter()
-                outcome = search(conn, text, mode=mode, filters=filters, query_vector=vec,
-                                 limit=20)
-                elapsed = time.perf_counter() - start
-                if round_:
-                    samples[kind].append(elapsed)
-                    hits += len(outcome.hits)
-                assert outcome.mode_used == mode, (mode, outcome.note)
-        every = samples["short"] + samples["long"]
-        results[mode] = {
-            "p50": percentile(every, 0.5), "p95": percentile(every, 0.95),
-            "short_p50": percentile(samples["short"], 0.5),
-            "long_p50": percentile(samples["long"], 0.5),
-            "long_p95": percentile(samples["long"], 0.95),
-            "mean_hits": hits / len(every),
-        }
-    return results
-
-
-def profile_hybrid(conn, qs, qvecs, project: str | None, top: int = 14) -> str:
-    """cProfile of the long hybrid queries (cumulative time)."""
-    prof = cProfile.Profile()
-    prof.enable()
-    for (kind, text), vec in zip(qs, qvecs, strict=True):
-        if kind == "long":
-            search(conn, text, mode="hybrid", filters=Filters(project=project),
-                   query_vector=vec, limit=20)
-    prof.disable()
-    out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
-    return out.getvalue()
-
-
-def measure_embedding(qs, words: list[str], count: int = 1000) -> dict:
-    """Throughput over ``count`` observation texts (batches of 32) and single-query latency."""
-    gen = Generator(words, seed=1, projects=PROJECTS[:1])
-    texts = [observation_text(o.title, o.subtitle, o.narrative, o.facts, o.concepts,
-                              (*o.files_read, *o.files_modified))
-             for o in gen.observations(count)]
-    out = {}
-    for choice in ("wordllama", "minilm"):
-        try:
-            embedder = load_embedder(choice)
-        except Exception as exc:  # report it rather than fail the whole run
-            out[choice] = {"error": str(exc)}
-            continue
-        embedder.embed(texts[:32])  # warm up
-        start = time.perf_counter()
-        for i in range(0, len(texts), 32):
-            embedder.embed(texts[i:i + 32])
-        rate = len(texts) / (time.perf_counter() - start)
-        for _, text in qs[:5]:
-            embedder.embed([text])
-        single: list[float] = []
-        for _ in range(2):
-            for _, text in qs:
-                start = time.perf_counter()
-                embedder.embed([text])
-                single.append(time.perf_counter() - start)
-        tokenizer = getattr(embedder, "_tokenizer", None)  # MiniLM's, for the note
-        tokens = (sum(len(tokenizer.ids(text)) for text in texts) / len(texts)
-                  if tokenizer is not None and hasattr(tokenizer, "ids") else None)
-        out[choice] = {"name": embedder.name, "dim": embedder.dim, "rate": rate,
-                       "tokens": tokens,
-                       "single_p50": percentile(single, 0.5),
-                       "single_p95": percentile(single, 0.95),
-                       "mean_chars": sum(map(len, texts)) / len(texts)}
-        embedder.close()
-        log(f"  {choice}: {rate:,.0f} texts/s, one query {ms(out[choice]['single_p50'])}")
-    return out
-
-
-def measure_context(directory: Path, project: str) -> dict:
-    conn = storage.connect(directory, writer=False)
-    with tempfile.TemporaryDirectory(prefix="memlite-bench-settings-") as tmp:
-        settings = load_settings(Path(tmp), env={})
-    count = conn.execute("SELECT count(*) FROM observations WHERE project = ?",
-                         (project,)).fetchall()[0][0]
-    block = build_context_for(conn, project, settings)
-    timed(lambda: build_context_for(conn, project, settings), 20)
-    samples = timed(lambda: build_context_for(conn, project, settings), 300)
-    conn.close()
-    return {"p50": percentile(samples, 0.5), "p95": percentile(samples, 0.95),
-            "project_count": count, "chars": block.chars,
-            "settings": (settings.summary_count, settings.observation_count,
-                         settings.full_observation_count, settings.context_max_chars)}
 
 
 # --- report ---------------------------------------------------------------------------------
