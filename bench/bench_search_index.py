@@ -32,12 +32,13 @@ every path alike:
 from __future__ import annotations
 
 import concurrent.futures
-import subprocess
 import time
-import types
 from pathlib import Path
 
 import numpy as np
+from revisions import search_as_of, storage_module
+from search_index_fts import fts_cost, fts_pieces, fts_pieces_text, why_fts_costs_more
+from search_measure import percentile as _p
 
 from memlite import storage
 from memlite.embed import load_embedder
@@ -55,52 +56,6 @@ started)."""
 PREVIOUS = "4ea80d7"
 """The commit whose ``search()`` (lists in turn, fusion's reads from SQLite) the hybrid
 rows compare with (main before the vector side overlapped full text)."""
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _p(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def _before(name: str, commit: str = BEFORE) -> types.ModuleType | None:
-    """``memlite.storage.<name>`` as of ``commit``, or None without git."""
-    try:
-        source = subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{commit}:memlite/storage/{name}.py"],
-            capture_output=True, text=True, check=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    module = types.ModuleType(f"{name}_{commit}")
-    exec(compile(source, f"{commit}:{name}.py", "exec"), module.__dict__)  # noqa: S102
-    return module
-
-
-def _main_search(commit: str = MAIN) -> types.ModuleType | None:
-    """``memlite.storage.search`` as of ``commit`` with that commit's full-text list
-    (``fts_lists``, with that commit's ``fts_split`` and filter check when git has them),
-    KNN job (``vector_job``) and steps after fusion (``search_after``, ``followup``), or
-    None without git. Its other imports are today's modules, unchanged since
-    (``vector_index.passing`` keeps the SQL conditions path that commit called)."""
-    search_then = _before("search", commit)
-    fts_then = _before("fts_lists", commit)
-    job_then = _before("vector_job", commit)
-    after_then = _before("search_after", commit)
-    followup_then = _before("followup", commit)
-    if None in (search_then, fts_then, job_then, after_then, followup_then):
-        return None
-    assert search_then and fts_then and job_then and after_then and followup_then
-    split_then = _before("fts_split", commit)
-    filters_then = _before("filters", commit)
-    if split_then is not None and filters_then is not None:  # its full-text list whole
-        fts_then.fts_split = split_then
-        fts_then.passing = filters_then.passing
-    search_then.fts_list = fts_then.fts_list
-    search_then.vector_job = job_then
-    for name in ("current_in_place", "superseded_last", "that_day_first"):
-        setattr(search_then, name, getattr(after_then, name))
-    search_then.with_next_in_session = followup_then.with_next_in_session
-    return search_then
 
 
 def synthetic_knn(dim: int, rows: int = 100_000, queries: int = 30) -> dict:
@@ -194,8 +149,8 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
         floor.append(time.perf_counter() - t0)
     out["floor"] = _p(floor, 0.5)
 
-    before = _before("vector_index")
-    split_before = _before("fts_split")
+    before = storage_module("vector_index", BEFORE)
+    split_before = storage_module("fts_split", BEFORE)
     out["before"] = before is not None and split_before is not None
     if not out["before"]:
         before = split_before = None
@@ -261,8 +216,8 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     for _, text in qs[:5]:
         minilm.embed([text])
         minilm2.embed([text])
-    previous = _before("search", PREVIOUS)
-    main_search = _main_search()
+    previous = storage_module("search", PREVIOUS)
+    main_search = search_as_of(MAIN)
     pool = concurrent.futures.ThreadPoolExecutor(1)
     overlap_fts, overlap_hybrid, single, single_cpu = [], [], [], []
     overlap_fts5: list[float] = []
@@ -492,9 +447,9 @@ def report(r: dict, *, date: str, machine: str, load: tuple[str, str], rounds: i
         "",
         _bar(s, load[1], r["cpu"], r["parts"]["whole search()"][1]),
         "",
-        _why_fts_costs_more(r),
+        why_fts_costs_more(r),
         "",
-        _fts_pieces_text(r),
+        fts_pieces_text(r),
     ])
 
 
@@ -515,147 +470,3 @@ def _bar(s: dict, load_end: str, cpu: dict, own_cpu: float) -> str:
             "across its threads. The search's own thread (full text, then the KNN's "
             f"filters, the fusion and the records) used {own_cpu * 1000:.2f} ms of CPU per "
             "search in the breakdown above.")
-
-
-def fts_cost(conn, qs, project: str, rounds: int = 3) -> dict[str, float]:
-    """CPU p50 (this thread) of the full-text list alone: 20 deep (what ``mode=fts``
-    runs), 50 deep (what hybrid runs), 50 deep with the term coverage (hybrid's), and
-    the last while another thread runs the KNN's numpy work meanwhile (hybrid's
-    overlap), to tell depth, coverage and contention apart."""
-    import threading
-
-    from memlite.storage.fts_lists import fts_list
-
-    index = vector_index._INDEXES.get((conn.filename, project))
-    rng = np.random.default_rng(1)
-    queries = [rng.standard_normal(len(index.mean)).astype(np.float32).tobytes()
-               for _ in range(5)] if index is not None and index.mean is not None else []
-    stop, busy = threading.Event(), threading.Event()
-
-    def knn_loop() -> None:
-        while not stop.is_set():
-            if not busy.wait(0.05):
-                continue
-            for vec in queries:
-                list(vector_index.scored(index, vec, 50))
-
-    thread = threading.Thread(target=knn_loop, daemon=True)
-    thread.start()
-    filters = Filters(project=project)
-    cases = [("20 deep", 20, False, False), ("50 deep", 50, False, False),
-             ("50 deep + coverage", 50, True, False),
-             ("50 deep + coverage, KNN meanwhile", 50, True, True)]
-    taken: dict[str, list[float]] = {}
-    try:
-        for round_ in range(rounds + 1):
-            for label, depth, coverage, beside in cases:
-                if beside and not queries:
-                    continue
-                (busy.set if beside else busy.clear)()
-                time.sleep(0.02)
-                for _, text in qs:
-                    c0 = time.thread_time()
-                    fts_list(conn, text, filters, depth, coverage=coverage)
-                    if round_:
-                        taken.setdefault(label, []).append(time.thread_time() - c0)
-    finally:
-        busy.clear()
-        stop.set()
-        thread.join(5)
-    return {label: _p(v, 0.5) for label, v in taken.items()}
-
-
-def _why_fts_costs_more(r: dict) -> str:
-    """Why the full-text list inside hybrid costs more than ``mode=fts``'s, from this
-    run's figures (``fts_cost``)."""
-    cost = r.get("fts_cost") or {}
-    if not cost:
-        return ""
-    listed = "; ".join(f"{label} {ms * 1000:.2f} ms" for label, ms in cost.items())
-    depth = cost["50 deep"] - cost["20 deep"]
-    coverage = cost["50 deep + coverage"] - cost["50 deep"]
-    beside = cost.get("50 deep + coverage, KNN meanwhile")
-    contention = (f"the KNN's numpy work on the other CPU at the same time added "
-                  f"{(beside - cost['50 deep + coverage']) * 1000:.2f} ms"
-                  if beside is not None and beside > cost["50 deep + coverage"] else
-                  "the KNN's numpy work on the other CPU at the same time added nothing "
-                  "measurable in this run")
-    return ("Why the full-text list costs more inside a hybrid search than in `mode=fts` "
-            "(CPU p50 of the list alone, this thread, same run, same 50 queries): "
-            f"{listed}. In this run depth (50 rows, not 20) added "
-            f"{f'{depth * 1000:.2f} ms' if depth > 0.00005 else 'nothing measurable'}, "
-            f"the term coverage (the fusion's share of the query's terms held by each hit: "
-            f"the 50 rows read and tokenized) {coverage * 1000:.2f} ms, and {contention}; "
-            "the rest of the gap to the breakdown's figure is the load of the moment (CPU "
-            "time grows on a busy 2-CPU machine).")
-
-
-FTS_PIECES = (
-    ("term counts (the split's plan: one capped count a term)", "fts_split", "_count"),
-    ("most-rows checks (frequent terms, newest 2,000 rows)", "fts_split", "_in_most_rows"),
-    ("newest floor (a query with no selective term)", "fts_split", "newest_floor"),
-    ("BM25 queries (selective, both; or the whole query)", "fts_lists", "_pairs"),
-    ("filter checks of the top ids", "fts_lists", "_passing"),
-    ("coverage: rows read and tokenized", "fts_lists", "_covered"),
-    ("of which the tokenizer call and the split of its tokens", "fts_lists", "_held"),
-)
-
-
-def fts_pieces(conn, qs, project: str, rounds: int = 2) -> dict[str, dict[str, float]]:
-    """Mean CPU (this thread) per list of each piece of the full-text list, as hybrid runs
-    it (50 deep, coverage, superseded rows seen) and as ``mode=fts`` runs it (20 deep):
-    each piece's function wrapped, one warm-up round."""
-    from memlite.storage import fts_lists
-
-    modules = {"fts_split": fts_split, "fts_lists": fts_lists}
-    spent: dict[str, float] = {}
-    saved = [(modules[m], name, getattr(modules[m], name)) for _, m, name in FTS_PIECES]
-
-    def wrap(fn, label):
-        def timed(*args, **kwargs):
-            c0 = time.thread_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent[label] = spent.get(label, 0.0) + time.thread_time() - c0
-        return timed
-
-    for (label, _, _), (owner, name, fn) in zip(FTS_PIECES, saved, strict=True):
-        setattr(owner, name, wrap(fn, label))
-    cases = {"hybrid": (Filters(project=project, include_superseded=True), 50, True),
-             "fts": (Filters(project=project), 20, False)}
-    out: dict[str, dict[str, float]] = {}
-    try:
-        for case, (filters, depth, coverage) in cases.items():
-            total = 0.0
-            for round_ in range(rounds + 1):
-                if round_ == 1:
-                    spent.clear()
-                    total = 0.0
-                for _, text in qs:
-                    c0 = time.thread_time()
-                    fts_lists.fts_list(conn, text, filters, depth, coverage=coverage)
-                    total += time.thread_time() - c0
-            n = rounds * len(qs)
-            out[case] = {"whole list": total / n,
-                         **{label: spent.get(label, 0.0) / n for label, _, _ in FTS_PIECES}}
-    finally:
-        for owner, name, fn in saved:
-            setattr(owner, name, fn)
-    return out
-
-
-def _fts_pieces_text(r: dict) -> str:
-    got = r.get("fts_pieces")
-    if not got:
-        return ""
-
-    def listed(case: str) -> str:
-        return "; ".join(f"{label} {ms * 1000:.2f} ms" for label, ms in got[case].items()
-                         if label == "whole list" or ms >= 0.000005)
-
-    return ("Where the full-text list's own time goes (CPU of this thread, mean per list "
-            "over the 50 queries, 2 rounds after a warm-up; each piece's function timed "
-            f"alone): as hybrid runs it (50 deep, coverage, superseded rows seen): "
-            f"{listed('hybrid')}. As `mode=fts` runs it (20 deep): {listed('fts')}. The "
-            "rest of a list is Python between the pieces (the query's terms, the merge).")
