@@ -51,12 +51,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import select
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -64,8 +61,6 @@ import tempfile
 import time
 import urllib.parse
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -75,9 +70,10 @@ import bench_search  # noqa: E402
 import peer_chroma  # noqa: E402
 import peer_claude_mem as peer  # noqa: E402
 import search_breakdown  # noqa: E402
-from bench_http import Client, _free_port, _memlite, _rss_kb  # noqa: E402
+from bench_http import Client, _free_port  # noqa: E402
 from bench_http_path import BARE, _wait_port  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
+from peer_data import PROJECT, build  # noqa: E402
 from peer_http_report import (  # noqa: E402
     CHROMA_JSON,
     CHROMA_MCP,
@@ -85,11 +81,15 @@ from peer_http_report import (  # noqa: E402
     SECTION,
     report,
 )
+from peer_servers import (  # noqa: E402
+    EMBEDDER,
+    MemliteWorker,
+    Plain,
+    _rss_mb,
+    get_json,
+)
 
 CACHE = Path("/tmp/memlite-bench-peer")
-PROJECT = bench_search.PROJECTS[0]  # /home/dev/project-00; claude-mem calls it project-00
-EMBEDDER = "minilm"
-CHUNK = 2048
 
 
 def log(message: str) -> None:
@@ -98,226 +98,6 @@ def log(message: str) -> None:
 
 def _p(samples: list[float], q: float) -> float:
     return bench_search.percentile(samples, q)
-
-
-# --- data -----------------------------------------------------------------------------------
-
-
-def build(count: int, cache: Path, words: list[str], embedder, bun: Path, package: Path,
-          real: bool) -> tuple[Path, Path]:
-    """Both products' databases with the same ``count`` observations; cached by count.
-
-    ``real``: memlite's vectors are MiniLM embeddings of each observation's text. Otherwise
-    they are random unit vectors of MiniLM's width, recorded under MiniLM's name so that the
-    worker takes them as its own: the search does the same work on them (the KNN and its
-    index cost the same whatever the values; the query is still embedded by MiniLM), and
-    100k real embeddings take hours on a loaded 2-core machine (~15-40 texts/s measured).
-    """
-    from memlite import storage
-
-    vectors = "minilm" if real else "random"
-    directory = cache / f"data-{count}-{vectors}"
-    meta = directory / "build.json"
-    if meta.exists() and json.loads(meta.read_text()).get("model") == embedder.name:
-        return migrated(directory / "memlite" / storage.DB_FILENAME), directory / "claude-mem.db"
-    if directory.exists():
-        shutil.rmtree(directory)
-    (directory / "memlite").mkdir(parents=True)
-    log(f"building {count:,} observations for both products")
-    gen = bench_search.Generator(words, seed=count, projects=[PROJECT])
-    jsonl = directory / "observations.jsonl"
-    conn = storage.connect(directory / "memlite")
-    t0 = time.perf_counter()
-    with jsonl.open("w") as out:
-        batch = []
-        for obs in gen.observations(count):
-            out.write(json.dumps(peer.to_claude_mem(obs)) + "\n")
-            batch.append(obs)
-            if len(batch) == CHUNK * 4:
-                with conn:
-                    for item in batch:
-                        storage.insert_observation(conn, item)
-                batch.clear()
-        with conn:
-            for item in batch:
-                storage.insert_observation(conn, item)
-    log(f"  memlite rows in {time.perf_counter() - t0:.1f} s")
-    with conn:
-        storage.ensure_vector_table(conn, embedder.dim, embedder.name)
-    t0, last = time.perf_counter(), 0
-    rng = np.random.default_rng(count)
-    while True:
-        rows = conn.execute(
-            "SELECT id, title, subtitle, narrative, facts, concepts, files_modified "
-            "FROM observations WHERE project = ? AND id > ? ORDER BY id LIMIT ?",
-            (PROJECT, last, CHUNK)).fetchall()
-        if not rows:
-            break
-        last = rows[-1][0]
-        if real:
-            matrix = embedder.embed(bench_search._texts(rows))
-        else:
-            matrix = bench_search.unit_rows(rng, len(rows), embedder.dim)
-        with conn:
-            storage.upsert_vectors(
-                conn, ((r[0], PROJECT, matrix[i].tobytes()) for i, r in enumerate(rows)))
-        log(f"  {last:,} {vectors} vectors ({last / (time.perf_counter() - t0):.0f}/s)")
-    conn.execute("PRAGMA optimize")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    t0 = time.perf_counter()
-    info = peer.load(bun, package, directory / "claude-mem.db", jsonl)
-    log(f"  claude-mem rows in {time.perf_counter() - t0:.1f} s: {info}")
-    jsonl.unlink()
-    meta.write_text(json.dumps({"count": count, "model": embedder.name, "vectors": vectors,
-                                "peer": info}))
-    return directory / "memlite" / storage.DB_FILENAME, directory / "claude-mem.db"
-
-
-def migrated(db: Path) -> Path:
-    """``db`` at this code's schema with no supersession replay left to run (done once,
-    on a copy renamed over it).
-
-    A cache built by older code is at an older schema: the worker would migrate its copy
-    at start and then replay supersession over every observation in the background
-    (migration 5: ~2 ms an observation, 20 s at 10,000, minutes at 100,000), on the CPUs
-    the timed requests need. Doing it here, untimed, once, keeps that out of the figures.
-    """
-    from memlite import storage
-    from memlite.storage import relink
-
-    try:
-        reader = storage.connect(db, writer=False)
-    except Exception:  # an older schema: refused read-only
-        reader = None
-    if reader is not None:
-        try:
-            if relink.pending(reader) is None:
-                return db
-        finally:
-            reader.close()
-    log(f"migrating {db} to this code's schema and replaying supersession (once)")
-    copy = db.with_name("migrating-" + db.name)
-    shutil.copy(db, copy)
-    conn = storage.connect(copy, writer=True)
-    try:
-        relink.resume(conn)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-    for suffix in ("-wal", "-shm"):
-        Path(str(copy) + suffix).unlink(missing_ok=True)
-    os.replace(copy, db)
-    return db
-
-
-# --- servers --------------------------------------------------------------------------------
-
-
-def get_json(port: int, path: str, token: str | None = None) -> dict:
-    client = Client(port, token or "")
-    if token is None:
-        client.prefix = f"Host: 127.0.0.1:{port}\r\n"
-    try:
-        status, body = client.call("GET", path)
-    finally:
-        client.close()
-    if status != 200:
-        raise ValueError(f"HTTP {status} for {path}")
-    return json.loads(body)
-
-
-def _rss_mb(pid: int) -> float | None:
-    """Resident memory of ``pid`` in MB, where ``/proc`` tells it (Linux); else None."""
-    try:
-        return _rss_kb(pid) / 1024
-    except (OSError, StopIteration):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _observations(db: Path) -> int:
-    import apsw
-
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        return int(conn.execute("SELECT count(*) FROM observations").fetchall()[0][0])
-    finally:
-        conn.close()
-
-
-class MemliteWorker:
-    """memlite's worker on a copy of ``db``; ``stop`` asks it, then makes sure by pid."""
-
-    def __init__(self, db: Path, data: Path, model_cache: Path) -> None:
-        data.mkdir(parents=True)
-        shutil.copy(db, data / db.name)
-        self.data = data
-        self.size = _observations(data / db.name)
-        self.env = {**os.environ, "MEMLITE_DATA_DIR": str(data), "MEMLITE_EMBEDDER": EMBEDDER,
-                    "MEMLITE_MODEL_CACHE": str(model_cache),
-                    "MEMLITE_WORKER_PORT": str(_free_port())}
-        info = json.loads(_memlite("worker", "start", "--json", env=self.env))
-        self.pid, self.port = info["pid"], info["port"]
-        self.token = (data / "token").read_text().strip()
-
-    def wait_ready(self, timeout: float = 900) -> dict:
-        """Wait for the embedder: a search answered without vectors is not the one measured."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            status = get_json(self.port, "/api/embedder", self.token)
-            if status.get("state") == "ready":
-                self.wait_full_text_index(end)
-                return status
-            if status.get("state") in ("failed", "off"):
-                raise RuntimeError(f"memlite's embedder: {status}")
-            time.sleep(0.5)
-        raise RuntimeError("memlite's embedder did not become ready")
-
-    def wait_full_text_index(self, end: float) -> None:
-        """A database of ``bm25_index.MIN_ROWS`` observations or more: wait until the
-        worker's in-memory full-text index is built (its log says so; started at the
-        worker's start, ~1 s at 10,000, FTS5 answering meanwhile)."""
-        from memlite.storage import bm25_index
-
-        if self.size < bm25_index.MIN_ROWS:
-            return
-        logfile = self.data / "worker.log"
-        while time.monotonic() < end:
-            if logfile.exists() and bm25_index.BUILT in logfile.read_text(errors="replace"):
-                return
-            time.sleep(0.5)
-        raise RuntimeError("memlite's full-text index was not built")
-
-    def stop(self) -> None:
-        try:
-            _memlite("worker", "stop", env=self.env)
-        finally:
-            end = time.monotonic() + 20
-            while _alive(self.pid) and time.monotonic() < end:
-                time.sleep(0.2)
-            if _alive(self.pid):
-                os.kill(self.pid, signal.SIGKILL)
-
-
-class Plain(subprocess.Popen):
-    """A floor server: a child process stopped by its pid."""
-
-    def stop(self) -> None:
-        if self.poll() is None:
-            self.terminate()
-            try:
-                self.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                self.wait(10)
 
 
 # --- measuring ------------------------------------------------------------------------------

@@ -272,6 +272,7 @@ def test_a_cached_database_is_replayed_once_before_it_is_timed(tmp_path):
     migrated by today's code has) is replayed once, untimed, so the timed worker has none
     to run in the background; a ready cache is left as it is."""
     import bench_search
+    from peer_data import migrated
 
     from memlite import storage
     from memlite.storage import relink
@@ -287,7 +288,7 @@ def test_a_cached_database_is_replayed_once_before_it_is_timed(tmp_path):
         assert relink.pending(conn) is not None
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    assert bench_peer_http.migrated(db) == db
+    assert migrated(db) == db
     conn = storage.connect(db, writer=False)
     try:
         assert relink.pending(conn) is None
@@ -296,5 +297,5 @@ def test_a_cached_database_is_replayed_once_before_it_is_timed(tmp_path):
         conn.close()
     assert sorted(p.name for p in tmp_path.iterdir() if "migrating" in p.name) == []
     before = db.stat().st_mtime_ns
-    assert bench_peer_http.migrated(db) == db  # ready: not copied again
+    assert migrated(db) == db  # ready: not copied again
     assert db.stat().st_mtime_ns == before
