@@ -16,15 +16,12 @@ from pathlib import Path
 import bench_search
 import numpy as np
 import peer_claude_mem as peer
+from search_measure import log
 
 __all__ = ["CHUNK", "PROJECT", "build", "migrated"]
 
 PROJECT = bench_search.PROJECTS[0]  # /home/dev/project-00; claude-mem calls it project-00
 CHUNK = 2048
-
-
-def log(message: str) -> None:
-    bench_search.log(message)
 
 
 def build(count: int, cache: Path, words: list[str], embedder, bun: Path, package: Path,

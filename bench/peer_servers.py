@@ -15,16 +15,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import bench_search
 from bench_http import Client, _free_port, _memlite, _rss_kb
 
 __all__ = ["EMBEDDER", "MemliteWorker", "Plain", "get_json"]
 
 EMBEDDER = "minilm"
-
-
-def log(message: str) -> None:
-    bench_search.log(message)
 
 
 def get_json(port: int, path: str, token: str | None = None) -> dict:
