@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_search  # noqa: E402
 from bench_http import Client, _free_port, _memlite  # noqa: E402
+from benchmarks_md import percentile as _p  # noqa: E402
 from benchmarks_md import write_section  # noqa: E402
 
 SECTION = "## HTTP request path (issue 14)"
@@ -101,11 +102,6 @@ def _wait_port(port: int, timeout: float = 30) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"nothing listens on {port}")
-
-
-def _p(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def measure_db(name: str, db_dir: Path, base: Path, bare_port: int, qs, project: str,

@@ -42,7 +42,7 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks_md import write_section  # noqa: E402
+from benchmarks_md import ms, percentile, write_section  # noqa: E402
 
 from memlite import storage  # noqa: E402
 from memlite.actors.core import spawn  # noqa: E402
@@ -68,17 +68,6 @@ def payload(i: int) -> dict:
         },
         "duration_ms": i % 5000,
     }
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def ms(seconds: float) -> str:
-    if seconds >= 0.001:
-        return f"{seconds * 1000:.2f} ms"
-    return f"{seconds * 1e6:.0f} µs" if seconds >= 10e-6 else f"{seconds * 1e6:.1f} µs"
 
 
 async def timed(fn: Callable[[], Awaitable[object]], n: int) -> list[float]:

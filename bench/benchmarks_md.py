@@ -1,4 +1,6 @@
-"""Writing one benchmark's section of BENCHMARKS.md, shared by every script in bench/.
+"""Writing one benchmark's section of BENCHMARKS.md, shared by every script in bench/,
+and the two figures' helpers several scripts use (``percentile``: the nearest-rank
+quantile of samples; ``ms``: seconds written as ms or µs).
 
 Each script owns one ``## <heading>`` section: ``write_section`` replaces that section (up to
 the next ``## `` heading) and keeps every other one, or appends it when it is new.
@@ -16,6 +18,17 @@ Figures, not pass/fail tests: each section is written by a script under `bench/`
 `make bench`, or the script with `--write`) and says when, where and against which floor
 it was measured. Absolute times on shared VMs vary by about ±30%; compare within a run.
 """
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(seconds: float) -> str:
+    if seconds >= 0.001:
+        return f"{seconds * 1000:.2f} ms"
+    return f"{seconds * 1e6:.0f} µs" if seconds >= 10e-6 else f"{seconds * 1e6:.1f} µs"
 
 
 def write_section(heading: str, section: str, path: Path = BENCHMARKS) -> None:

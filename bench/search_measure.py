@@ -1,6 +1,6 @@
-"""What ``bench_search.py`` measures, and its small helpers (percentiles, ``ms``, the
-progress log): search latency per mode, a profile of the hybrid search, the query
-embedding's cost, and the SessionStart context's. The names are also read as
+"""What ``bench_search.py`` measures, and its progress log: search latency per mode, a
+profile of the hybrid search, the query embedding's cost, and the SessionStart context's.
+The names (with ``benchmarks_md``'s ``percentile`` and ``ms``) are also read as
 ``bench_search.*`` by the benches built on its databases.
 """
 
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import apsw
 import numpy as np
+from benchmarks_md import ms, percentile
 from synthetic import Generator, unit_rows
 
 from memlite import storage
@@ -28,17 +29,6 @@ from memlite.storage.search import Filters, search
 
 PROJECTS = [f"/home/dev/project-{i:02d}" for i in range(20)]
 MODES = ("fts", "semantic", "hybrid")
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def ms(seconds: float) -> str:
-    if seconds >= 0.001:
-        return f"{seconds * 1000:.2f} ms"
-    return f"{seconds * 1e6:.0f} µs" if seconds >= 10e-6 else f"{seconds * 1e6:.1f} µs"
 
 
 def load_average() -> str:

@@ -44,7 +44,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memlite.hooks.limits import cut
+from memlite.hooks.limits import cut, marker
 from memlite.observer.shape import (
     EDIT_TOOLS,
     exit_code,
@@ -177,8 +177,8 @@ characters): what a new file or a rewritten config says is often the decision it
 ("backend: sqs"), and without it neither full text nor the embedding could find it. An
 ``Edit`` names its change the same way (its facts: "replaced `a` with `b`")."""
 
-_CUT_MARK = re.compile("\u2026\\[memlite: cut \\d+ chars\\]\u2026")
-"""``hooks.limits.marker``: where the hook cut a long text before it was stored."""
+_CUT_MARK = re.compile(re.escape(marker(0)).replace("0", r"\d+"))
+"""``hooks.limits.marker``, any count: where the hook cut a long text before it was stored."""
 
 
 def _written(content: str, path: str) -> str:
