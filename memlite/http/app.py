@@ -52,6 +52,7 @@ from memlite.http import (
     errors,
     fast,
     idle_timer,
+    lane,
     locks,
     oneshot,
     openapi,
@@ -143,5 +144,6 @@ def create_app(services: Services, *, readers: ReaderPool | None = None,
     oneshot.install()
     locks.install()
     idle_timer.install()
+    lane.install()
     _shield_response_end(app)
     return app

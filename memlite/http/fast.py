@@ -44,7 +44,7 @@ import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" codec er
 from quart_trio import QuartTrio
 
 from memlite.errors import InputError
-from memlite.http import api, jsonbody, queries, read_api
+from memlite.http import api, jsonbody, lane, queries, read_api
 from memlite.http.credentials import tokens_equal
 from memlite.http.state import HttpState
 
@@ -141,14 +141,17 @@ def install(app: QuartTrio, state: HttpState, security_headers: Mapping[str, str
         state.services.activity.touch()
         return encode(shape(found, params))
 
+    def head(body: bytes) -> list[tuple[bytes, bytes]]:
+        return [(b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()), *security]
+
     async def asgi_app(scope: Any, receive: Any, send: Any) -> None:
         body = await answer(scope) if scope["type"] == "http" else None
         if body is None:
             await inner(scope, receive, send)
             return
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode()), *security]})
+        await send({"type": "http.response.start", "status": 200, "headers": head(body)})
         await send({"type": "http.response.body", "body": body})
 
     app.asgi_app = asgi_app  # type: ignore[method-assign]
+    lane.attach(app, lane.Lane(answer=answer, head=head))  # the same, inside Hypercorn
