@@ -132,6 +132,19 @@ def _scope(protocol: Any, request: h11.Request) -> dict[str, Any] | None:
             "headers": headers, "client": protocol.client, "server": protocol.server}
 
 
+def _response_maker() -> Callable[[list[tuple[bytes, bytes]]], h11.Response]:
+    """h11's 200 response with these headers. The lane's headers are the fast path's
+    constants, the body's length and Hypercorn's ``date`` and ``server``: bytes h11 need
+    not check again, so they go with ``_parsed``, h11's flag for the headers its own
+    parser made (in process, ~45 -> ~31 µs to write a response and its end). An h11
+    without the flag gets them checked."""
+    try:
+        h11.Response(status_code=200, headers=[(b"x", b"y")], _parsed=True)
+    except TypeError:
+        return lambda headers: h11.Response(status_code=200, headers=headers)
+    return lambda headers: h11.Response(status_code=200, headers=headers, _parsed=True)
+
+
 def install() -> bool:
     """Wrap ``H11Protocol._handle_events`` (see the module docstring); True when it is."""
     cls = _protocol_class()
@@ -144,6 +157,8 @@ def install() -> bool:
     from hypercorn.events import Closed, Updated
     from hypercorn.protocol.events import Body, EndBody
     from hypercorn.protocol.h11 import STREAM_ID
+
+    response = _response_maker()
 
     async def usual_way(self: Any, request: h11.Request, read: Any) -> None:
         """Hypercorn's loop for ``request`` (and ``read``, the event after it, when the
@@ -200,7 +215,7 @@ def install() -> bool:
             headers = [*lane.head(body), *self.config.response_headers("h11")]
             if self.keep_alive_requests >= self.config.keep_alive_max_requests:
                 headers.append((b"connection", b"close"))
-            await self._send_h11_event(h11.Response(status_code=200, headers=headers))
+            await self._send_h11_event(response(headers))
             await self._send_h11_event(h11.Data(data=body))
             await self._send_h11_event(h11.EndOfMessage())
             if (self.context.terminated.is_set()

@@ -7,6 +7,7 @@ a schema change that a record does not know about is an error here, not a silent
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -57,8 +58,11 @@ R = TypeVar("R", bound="AttrsInstance")  # a record class of memlite.storage.rec
 _JSON_LIST_FIELDS = frozenset({"facts", "concepts", "files_read", "files_modified"})
 
 
+@functools.cache
 def columns(cls: type[Any], alias: str = "") -> str:
-    """The record's fields as a SELECT list (optionally qualified with ``alias.``)."""
+    """The record's fields as a SELECT list (optionally qualified with ``alias.``).
+    Kept once made (a few record classes and aliases): a search names three of them
+    (~7 µs each to join again)."""
     prefix = f"{alias}." if alias else ""
     return ", ".join(prefix + f.name for f in attrs.fields(cls))
 
