@@ -19,11 +19,13 @@
   'none'`` CSP and ``no-store`` unless the route set its own.
 * ``fast``: ``GET /api/search`` and ``/api/search/index`` with a valid bearer token are
   answered in front of Quart (same checks, same bytes; anything else goes to Quart).
+  ``lane``: on Hypercorn's HTTP/1.1 connections the same answers are given inside its
+  protocol, with no ASGI app task; whatever the fast path declines goes Hypercorn's way.
 * ``oneshot``: under Hypercorn, a response's head and first body chunk leave in one
   socket write instead of two (and an empty end of message in none).
 * ``locks``: Hypercorn's per-connection locks are taken without a scheduler pass when
   they are free (two passes fewer before a response's bytes leave); ``idle_timer``: the
-  keep-alive timer is restarted after a response without waiting for its task to start.
+  keep-alive timer is one task per connection whose deadline a restart moves.
 * The last ``send`` of each response runs shielded (``_shield_response_end``): measured,
   quart-trio cancels the request's task group as soon as Hypercorn reports the response
   done, and that cancels Hypercorn's own follow-up (closing or recycling the connection)
