@@ -384,12 +384,23 @@ async def test_the_lane_keeps_no_timer_after_a_closed_connection(server, token, 
     """A connection the lane closes (``Connection: close``) leaves no keep-alive timer
     running: its handler ends at once, not after ``keep_alive_timeout``."""
     port, _ = await server(keep_alive_timeout=30)
-    asked = _get(port, "/api/health", extra="Connection: close\r\n")
-    await trio.to_thread.run_sync(_exchange, port, [asked], 1, 2.0)
-    await trio.testing.wait_all_tasks_blocked(cushion=0.05)
-    timers = [task for task in _tasks(trio.lowlevel.current_root_task())
-              if task.name.endswith("_Timer.run")]
-    assert timers == []
+
+    def timers() -> int:
+        return sum(task.name.endswith("_Timer.run")
+                   for task in _tasks(trio.lowlevel.current_root_task()))
+
+    kept = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        kept.sendall(_get(port, "/api/health"))
+        await trio.to_thread.run_sync(_read_answer, kept.makefile("rb"))
+        await trio.testing.wait_all_tasks_blocked(cushion=0.05)
+        assert timers() == 1  # the kept connection's
+        asked = _get(port, "/api/health", extra="Connection: close\r\n")
+        await trio.to_thread.run_sync(_exchange, port, [asked], 1, 2.0)
+        await trio.testing.wait_all_tasks_blocked(cushion=0.05)
+        assert timers() == 1  # none left by the closed one
+    finally:
+        kept.close()
 
 
 def _tasks(task):
