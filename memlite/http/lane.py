@@ -1,52 +1,60 @@
 """The fast path's requests answered inside Hypercorn's HTTP/1.1 protocol, with no
-ASGI app task.
+ASGI app task and no h11 event.
 
 Why: under Hypercorn 0.18 every request, even one the fast path (``memlite.http.fast``)
-answers without Quart, goes through Hypercorn's stream machinery: an ``HTTPStream``, a
-new Trio task for the app (spawned in the connection's nursery, with a memory channel for
-its messages), the ASGI scope, and each response message through ``app_send``,
-``stream_send`` and the h11 event writer, with the keep-alive timer stopped and restarted
-around it. Measured in a worker at 10,000 observations (one kept connection, 3,000
-requests, p50, the same run): ``/api/health`` 0.50 -> 0.29 ms and a full-text
-``/api/search`` 1.02 -> 0.85 ms with this lane; a bare Trio server answering a fixed
-response, the floor, 0.11 ms. cProfile counted ~1,400 Python calls for one health check
-through the stream machinery.
+answers without Quart, goes through Hypercorn's stream machinery: h11 parses it into
+events, an ``HTTPStream`` takes them, a new Trio task runs the app (spawned in the
+connection's nursery, with a memory channel for its messages), and each response message
+goes back through ``app_send``, ``stream_send`` and h11's writer, with the keep-alive
+timer stopped and restarted around it. Measured in a worker at 10,000 observations (one
+kept connection, 3,000 requests, p50, the same run): ``/api/health`` 0.50 -> 0.29 ms and a
+full-text ``/api/search`` 1.02 -> 0.85 ms with a first form of this lane that still went
+through h11's events (a bare Trio server answering a fixed response, the floor: 0.11 ms);
+h11's events alone then cost ~60 µs a request in process (parsing the request ~28 µs,
+writing the response ~31-45 µs), ~155 of the ~725 Python calls that remained for a
+health check.
 
-What: ``install()`` wraps ``H11Protocol._handle_events`` (the loop that reads h11's events
-off a connection's received bytes). When the connection is idle (no stream; h11 ``IDLE``
-on both sides) and its next request is a bodyless ``GET`` (no ``Content-Length``,
-``Transfer-Encoding``, ``Expect`` or ``Upgrade``) on a server of the app the lane is
-attached to (``attach``), with no access log and no ``server_names``, the request is
-offered to the fast path's ``answer``, with a scope of the values Hypercorn's stream
-would give it (the method upper-cased, the path percent-decoded, the headers as h11
-gives them). When it answers:
+What: ``install()`` wraps ``H11Protocol.handle``. When bytes arrive on a connection that
+is idle (no stream; h11 ``IDLE`` on both sides with nothing buffered; the server not
+stopping; the connection not at its last allowed request) and they are exactly one
+request of this strict form, the request is offered to the fast path's ``answer``:
 
-* the response goes out through h11 as Hypercorn writes it: the fast path's head, then
-  Hypercorn's own ``response_headers("h11")`` (``date``, ``server``), and
-  ``connection: close`` once the connection has served ``keep_alive_max_requests``;
-  ``oneshot`` sends the head with the body in one write, as for every response;
-* the keep-alive timer is stopped while the request is answered and restarted after it,
-  the request is counted (``keep_alive_requests``, ``context.mark_request``), and the
-  connection is recycled, or closed, by ``_maybe_recycle``'s rule;
-* the loop goes on to the next request already received (pipelining).
+* ``GET <target> HTTP/1.1``, then header lines ``name: value`` (a token, then visible
+  characters, spaces and tabs), each ending in CRLF, then CRLF, and nothing more: not a
+  byte before (a blank line), after (a body, a pipelined request) or missing (a request
+  still arriving);
+* exactly one ``Host``; no ``Content-Length``, ``Transfer-Encoding``, ``Expect`` or
+  ``Upgrade``; a ``Connection`` header only if it says ``keep-alive``;
+* the head no longer than Hypercorn lets h11 buffer (``h11_max_incomplete_size``);
+* a server of the app the lane is attached to (``attach``), with no access log and no
+  ``server_names``.
 
-Everything else goes, untouched, to Hypercorn's own handling of the same request (its
-stream, its app task, then the ASGI app: the fast path's own ASGI side, then Quart):
-another route or method, a body, a refusal or bad input (``answer`` gives None), an
-error while answering (logged; the request is then answered by Quart, as a failed search
-already is), a WebSocket, or a connection in any other state. Hypercorn's own handling
-then meets the request exactly as it would have: its ``Request`` event, then (when the
-lane had already read it) its end. A request the lane answers is answered byte for byte
-as the ASGI side answers it, but for the ``date`` header (tests/http/test_http_lane.py).
+Every request of that form is one h11 accepts as it is. The scope given to ``answer``
+holds the values Hypercorn's stream would give it (the path percent-decoded, the headers'
+names lower-cased, their values without the spaces around them). When ``answer`` gives a
+body, the response is written as h11 writes Hypercorn's: ``HTTP/1.1 200 `` (no reason
+phrase), the fast path's headers, then Hypercorn's own ``response_headers("h11")``
+(``date``, ``server``), then the body, in one write; the request is counted
+(``keep_alive_requests``, ``context.mark_request``), and the connection's keep-alive timer
+is held while it is answered and restarted after it (``idle_timer.hold`` and
+``release``; Hypercorn's ``Updated`` events when its timer is not an ``idle_timer`` one).
+h11 never sees the request, so it stays idle for the next one.
+
+Everything else, including a request ``answer`` declines (another route, a refusal, bad
+input) or fails on (logged), is handed to Hypercorn's own ``handle`` with the same bytes,
+untouched: h11 parses them and the request goes the usual way (the fast path's ASGI side,
+then Quart). The lane's answer is the ASGI side's, byte for byte, but for the ``date``
+header (tests/http/test_http_lane.py).
 
 Compatibility: only under the Hypercorn minor version ``locks.HYPERCORN`` (0.18) and only
-when ``H11Protocol`` has every private method the lane calls; anything else installs
-nothing and every request goes the usual way. Idempotent.
+when ``H11Protocol`` has its ``handle``; anything else installs nothing and every request
+goes the usual way. Idempotent.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
@@ -57,15 +65,20 @@ import h11
 from memlite.http import idle_timer
 from memlite.http.locks import hypercorn_supported
 
-__all__ = ["Lane", "attach", "install", "installed"]
+__all__ = ["Lane", "attach", "install", "installed", "parse"]
 
 log = logging.getLogger(__name__)
 
 _MARK = "_memlite_lane"
 _ATTRIBUTE = "memlite_lane"  # on the ASGI app a server serves: its ``Lane``
-_NEEDED = ("_handle_events", "_check_protocol", "_create_stream", "_send_h11_event",
-           "_send_error_response")
-_NOT_BODYLESS = frozenset((b"content-length", b"transfer-encoding", b"expect", b"upgrade"))
+
+# The strict form (the module docstring); each a subset of what h11 accepts: its request
+# target (``vchar+``), its field name (``token``) and field value (``field_content``).
+_REQUEST_LINE = re.compile(rb"GET ([\x21-\x7e]+) HTTP/1\.1\r\n")
+_VCHAR = rb"[\x21-\x7e\x80-\xff]"
+_HEADER_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*((?:" + _VCHAR
+                          + rb"+(?:[ \t]+" + _VCHAR + rb"+)*)?)[ \t]*\r\n")
+_REFUSED = frozenset((b"content-length", b"transfer-encoding", b"expect", b"upgrade"))
 
 
 @attrs.frozen
@@ -83,6 +96,32 @@ def attach(app: Any, lane: Lane) -> None:
     setattr(app, _ATTRIBUTE, lane)
 
 
+def parse(data: bytes, limit: int) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
+    """``(target, headers)`` when ``data`` is exactly one request of the lane's strict
+    form (the module docstring), its header names lower-cased; None otherwise."""
+    end = len(data) - 2
+    if len(data) > limit or data.find(b"\r\n\r\n") != end - 2:
+        return None
+    line = _REQUEST_LINE.match(data)
+    if line is None:
+        return None
+    headers: list[tuple[bytes, bytes]] = []
+    hosts = 0
+    at = line.end()
+    while at < end:
+        field = _HEADER_LINE.match(data, at)
+        if field is None:
+            return None
+        name, value = field[1].lower(), field[2]
+        if name in _REFUSED or (name == b"connection" and any(
+                token.strip().lower() != b"keep-alive" for token in value.split(b","))):
+            return None
+        hosts += name == b"host"
+        headers.append((name, value))
+        at = field.end()
+    return (line[1], headers) if hosts == 1 else None
+
+
 def _protocol_class() -> Any:
     try:
         from hypercorn.protocol.h11 import H11Protocol
@@ -94,7 +133,7 @@ def _protocol_class() -> Any:
 def installed() -> bool:
     """Whether Hypercorn's h11 protocol answers the fast path's requests itself."""
     cls = _protocol_class()
-    return cls is not None and getattr(vars(cls).get("_handle_events"), _MARK, False)
+    return cls is not None and getattr(vars(cls).get("handle"), _MARK, False)
 
 
 def _lane_of(protocol: Any) -> Lane | None:
@@ -106,128 +145,79 @@ def _lane_of(protocol: Any) -> Lane | None:
     return lane if isinstance(lane, Lane) else None
 
 
-def _states(connection: Any) -> tuple[Any, Any]:
-    """h11's (our, their) states of a connection."""
-    return connection.our_state, connection.their_state
+def _idle(protocol: Any) -> bool:
+    """No request under way on this connection, nothing half received, and another
+    request allowed on it."""
+    connection = protocol.connection
+    return (protocol.stream is None and type(connection) is h11.Connection
+            and connection.our_state is h11.IDLE and connection.their_state is h11.IDLE
+            and not connection.trailing_data[0]
+            and not protocol.context.terminated.is_set()
+            and protocol.keep_alive_requests + 1 < protocol.config.keep_alive_max_requests)
 
 
-def _scope(protocol: Any, request: h11.Request) -> dict[str, Any] | None:
-    """What the fast path reads of Hypercorn's ASGI scope for this request, with the same
-    values (``HTTPStream.handle``); None when the request is not one the lane takes."""
-    if any(name in _NOT_BODYLESS for name, _ in request.headers):
-        return None
-    try:
-        method = request.method.decode("ascii").upper()
-        path, _, query_string = request.target.partition(b"?")
-        decoded = unquote(path.decode("ascii"))
-    except UnicodeDecodeError:
-        return None
-    if method != "GET":
-        return None
-    headers = (request.headers.raw_items() if protocol.config.h11_pass_raw_headers
-               else list(request.headers))
-    return {"type": "http", "http_version": request.http_version.decode(),
-            "method": method, "path": decoded, "raw_path": path,
+def _scope(protocol: Any, target: bytes, headers: list[tuple[bytes, bytes]]
+           ) -> dict[str, Any]:
+    """The ASGI scope Hypercorn's stream would give this request (``HTTPStream.handle``),
+    but for what the fast path does not read (its state, its extensions)."""
+    path, _, query_string = target.partition(b"?")
+    return {"type": "http", "http_version": "1.1", "method": "GET",
+            "path": unquote(path.decode("ascii")), "raw_path": path,
             "query_string": query_string, "root_path": protocol.config.root_path,
             "headers": headers, "client": protocol.client, "server": protocol.server}
 
 
-def _response_maker() -> Callable[[list[tuple[bytes, bytes]]], h11.Response]:
-    """h11's 200 response with these headers. The lane's headers are the fast path's
-    constants, the body's length and Hypercorn's ``date`` and ``server``: bytes h11 need
-    not check again, so they go with ``_parsed``, h11's flag for the headers its own
-    parser made (in process, ~45 -> ~31 µs to write a response and its end). An h11
-    without the flag gets them checked."""
+async def _answered(protocol: Any, lane: Lane, data: bytes) -> bool:
+    """Answer ``data`` in the lane; False (nothing sent, nothing consumed) when it is not
+    one of the lane's requests or the fast path declines it."""
+    if not _idle(protocol):
+        return False
+    parsed = parse(data, protocol.config.h11_max_incomplete_size)
+    if parsed is None:
+        return False
+    from hypercorn.events import RawData, Updated
+
+    # The connection's keep-alive timer (``TCPServer.idle_task``; ``send`` is that
+    # server's ``protocol_send``): held, or stopped Hypercorn's way, while answering.
+    timer = getattr(getattr(protocol.send, "__self__", None), "idle_task", None)
+    if not idle_timer.hold(timer):
+        await protocol.send(Updated(idle=False))
     try:
-        h11.Response(status_code=200, headers=[(b"x", b"y")], _parsed=True)
-    except TypeError:
-        return lambda headers: h11.Response(status_code=200, headers=headers)
-    return lambda headers: h11.Response(status_code=200, headers=headers, _parsed=True)
+        body = await lane.answer(_scope(protocol, *parsed))
+    except Exception:
+        log.exception("the fast path failed on a request; Quart answers it")
+        body = None
+    if body is None:  # h11 reads the same bytes; Hypercorn stops the timer for good
+        return False
+    protocol.keep_alive_requests += 1
+    await protocol.context.mark_request()
+    head = [*lane.head(body), *protocol.config.response_headers("h11")]
+    await protocol.send(RawData(data=b"".join(
+        [b"HTTP/1.1 200 \r\n", *[b"%s: %s\r\n" % field for field in head], b"\r\n",
+         body])))
+    if not idle_timer.release(timer):
+        await protocol.send(Updated(idle=True))
+    return True
 
 
 def install() -> bool:
-    """Wrap ``H11Protocol._handle_events`` (see the module docstring); True when it is."""
+    """Wrap ``H11Protocol.handle`` (see the module docstring); True when it is."""
     cls = _protocol_class()
-    if cls is None or not hypercorn_supported() or any(
-            not callable(getattr(cls, name, None)) for name in _NEEDED):
+    original = vars(cls).get("handle") if cls is not None else None
+    if original is None or not hypercorn_supported():
         return False
-    original = vars(cls)["_handle_events"]
     if getattr(original, _MARK, False):
         return True
-    from hypercorn.events import Closed, Updated
-    from hypercorn.protocol.events import Body, EndBody
-    from hypercorn.protocol.h11 import STREAM_ID
+    from hypercorn.events import RawData
 
-    response = _response_maker()
+    async def handle(self: Any, event: Any) -> None:
+        if type(event) is RawData:
+            lane = _lane_of(self)
+            if lane is not None and await _answered(self, lane, event.data):
+                return
+        await original(self, event)
 
-    async def usual_way(self: Any, request: h11.Request, read: Any) -> None:
-        """Hypercorn's loop for ``request`` (and ``read``, the event after it, when the
-        lane has already taken it from h11), then for whatever follows. Its keep-alive
-        timer is stopped the usual way (a held one would outlive a request that ends the
-        connection)."""
-        await self.send(Updated(idle=False))
-        await self._check_protocol(request)
-        await self._create_stream(request)
-        if type(read) is h11.EndOfMessage:
-            await self.stream.handle(EndBody(stream_id=STREAM_ID))
-        elif type(read) is h11.Data:
-            await self.stream.handle(Body(stream_id=STREAM_ID, data=read.data))
-        await original(self)
-
-    async def handle_events(self: Any) -> None:
-        lane = _lane_of(self)
-        # The connection's keep-alive timer (``TCPServer.idle_task``; ``send`` is that
-        # server's ``protocol_send``), held and released without ending its task.
-        timer = getattr(getattr(self.send, "__self__", None), "idle_task", None)
-        while True:
-            connection = self.connection
-            if (lane is None or self.stream is not None or type(connection) is not h11.Connection
-                    or _states(connection) != (h11.IDLE, h11.IDLE)):
-                await original(self)
-                return
-            try:
-                request = connection.next_event()
-            except h11.RemoteProtocolError as error:  # as Hypercorn's loop answers it (our
-                await self._send_error_response(error.error_status_hint)  # side is idle)
-                await self.send(Closed())
-                return
-            if type(request) is not h11.Request:
-                return  # NEED_DATA, or the client closed: Hypercorn's loop stops here too
-            if not idle_timer.hold(timer):
-                await self.send(Updated(idle=False))
-            scope = _scope(self, request)
-            if scope is None:
-                await usual_way(self, request, None)
-                return
-            end = connection.next_event()  # a bodyless request: its end, at once
-            body = None
-            if type(end) is h11.EndOfMessage:
-                try:
-                    body = await lane.answer(scope)
-                except Exception:
-                    log.exception("the fast path failed on %s; Quart answers it",
-                                  scope["path"])
-            if body is None:
-                await usual_way(self, request, end)
-                return
-            self.keep_alive_requests += 1
-            await self.context.mark_request()
-            headers = [*lane.head(body), *self.config.response_headers("h11")]
-            if self.keep_alive_requests >= self.config.keep_alive_max_requests:
-                headers.append((b"connection", b"close"))
-            await self._send_h11_event(response(headers))
-            await self._send_h11_event(h11.Data(data=body))
-            await self._send_h11_event(h11.EndOfMessage())
-            if (self.context.terminated.is_set()
-                    or _states(connection) != (h11.DONE, h11.DONE)):
-                await self.send(Updated(idle=False))
-                await self.send(Closed())
-                return
-            connection.start_next_cycle()
-            if not idle_timer.release(timer):
-                await self.send(Updated(idle=True))
-
-    setattr(handle_events, _MARK, True)
-    handle_events.__wrapped__ = original  # type: ignore[attr-defined]
-    cls._handle_events = handle_events
+    setattr(handle, _MARK, True)
+    handle.__wrapped__ = original  # type: ignore[attr-defined]
+    cls.handle = handle
     return True

@@ -2,10 +2,10 @@
 and the keep-alive timer whose deadline moves (``idle_timer._Timer``).
 
 The lane must answer the requests the fast path takes with no ASGI app task, byte for
-byte as before (the ``date`` header aside), and give every other request, and every
-request it fails on, to Hypercorn's usual way; the connection must keep HTTP/1.1's
-rules (pipelining, ``Connection: close``, ``keep_alive_max_requests``) and its keep-alive
-timer.
+byte as before (the ``date`` header aside), take only requests h11 would read the same
+way, and give every other request, and every request it fails on, to Hypercorn's usual
+way with the same bytes; the connection must keep HTTP/1.1's rules (pipelining,
+``Connection: close``, ``keep_alive_max_requests``) and its keep-alive timer.
 """
 
 from __future__ import annotations
@@ -120,13 +120,30 @@ def _exchange(port: int, batches: list[bytes], count: int, idle: float = 0.2,
     return answers, rest
 
 
-def _split(answer: bytes) -> tuple[bytes, dict[bytes, bytes], bytes]:
-    """(status line, headers but ``date``, body)."""
+def _one_by_one(port: int, requests: list[bytes], idle: float = 0.2,
+                ) -> tuple[list[bytes], bytes]:
+    """Each request on one kept connection once the previous one is answered (as a client
+    that waits for its answer sends them), then whatever comes within ``idle`` s."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        reader = sock.makefile("rb")
+        answers = []
+        for request in requests:
+            sock.sendall(request)
+            answers.append(_read_answer(reader))
+        sock.settimeout(idle)
+        try:
+            rest = reader.read()
+        except TimeoutError:
+            rest = b"(still open)"
+    return answers, rest
+
+
+def _split(answer: bytes) -> tuple[bytes, list[bytes], bytes]:
+    """(status line, header lines in order but ``date``'s, body)."""
     head, _, body = answer.partition(b"\r\n\r\n")
     status, *lines = head.split(b"\r\n")
-    headers = dict(line.split(b": ", 1) for line in lines)
-    headers.pop(b"date")
-    return status, headers, body
+    assert sum(line.startswith(b"date: ") for line in lines) == 1
+    return status, [line for line in lines if not line.startswith(b"date: ")], body
 
 
 def _url(path: str, **params: str) -> str:
@@ -145,12 +162,12 @@ async def test_the_lane_answers_with_no_app_task_as_quart_would(server, token, s
              _url("/api/search/index", q="parser crash", mode="fts", limit="2"),
              _url("/api/search", q="parser"), "/api/health"]
     requests = [_get(port, path, token) for path in paths]
-    answers, rest = await trio.to_thread.run_sync(_exchange, port, requests, len(paths))
+    answers, rest = await trio.to_thread.run_sync(_one_by_one, port, requests)
     assert spawned_apps[0] == 0  # old code: one app task per request
     assert rest == b"(still open)"  # kept alive
     monkeypatch.setattr(fast, "FAST_ROUTES", {})  # the fast path declines: Quart answers
     monkeypatch.setattr(fast, "HEALTH", None)
-    quarts, _ = await trio.to_thread.run_sync(_exchange, port, requests, len(paths))
+    quarts, _ = await trio.to_thread.run_sync(_one_by_one, port, requests)
     assert spawned_apps[0] == len(paths)
     for path, ours, theirs in zip(paths, answers, quarts, strict=True):
         if path == "/api/health":  # its uptime moves
@@ -159,7 +176,7 @@ async def test_the_lane_answers_with_no_app_task_as_quart_would(server, token, s
         else:
             assert _split(ours) == _split(theirs), path
             assert b'"parser' in ours, path
-    assert _split(answers[0])[1][b"server"] == b"hypercorn-h11"
+    assert b"server: hypercorn-h11" in _split(answers[0])[1]
 
 
 async def test_other_requests_go_the_usual_way(server, token, seeded, spawned_apps):
@@ -188,9 +205,10 @@ async def test_other_requests_go_the_usual_way(server, token, seeded, spawned_ap
         assert spawned_apps[0] == before + 1, request  # Hypercorn's own way
 
 
-async def test_pipelined_and_split_requests(server, token, seeded, spawned_apps):
-    """Requests sent together are answered in order, the lane's and the usual way's
-    mixed; a request that arrives in pieces is answered once whole."""
+async def test_pipelined_split_and_closing_requests_go_the_usual_way(server, token, seeded,
+                                                                   spawned_apps):
+    """Requests sent together, a request that arrives in pieces, one that asks to close
+    and an HTTP/1.0 one are answered Hypercorn's way, in order and whole."""
     port, _ = await server()
     fts = _get(port, _url("/api/search", q="parser", mode="fts"), token)
     settings = _get(port, "/api/settings", token)
@@ -200,30 +218,31 @@ async def test_pipelined_and_split_requests(server, token, seeded, spawned_apps)
     assert [a.split(b"\r\n")[0] for a in answers] == [b"HTTP/1.1 200 "] * 4
     assert b'"observations"' in answers[0] and b'"observations"' in answers[3]
     assert isinstance(json.loads(answers[1].partition(b"\r\n\r\n")[2]), dict)
-    assert b'"status":"ok"' in answers[2]
-    # /api/settings and the two after it in the same bytes: Hypercorn's loop, once it
-    # has a request, reads the rest of what came with it.
-    assert spawned_apps[0] == 3
-    answers, _ = await trio.to_thread.run_sync(_exchange, port, [fts + health + fts], 3)
-    assert b'"status":"ok"' in answers[1] and spawned_apps[0] == 3  # all three in the lane
+    assert b'"status":"ok"' in answers[2] and rest == b"(still open)"
+    assert spawned_apps[0] == 4
     answers, _ = await trio.to_thread.run_sync(_exchange, port, [fts[:9], fts[9:40], fts[40:]],
                                                1, 0.2, 0.05)
-    assert b'"observations"' in answers[0] and spawned_apps[0] == 3
-
-
-async def test_connection_close_and_the_request_limit(server, token, seeded, spawned_apps):
-    port, _ = await server(keep_alive_max_requests=3)
-    health = _get(port, "/api/health")
-    answers, rest = await trio.to_thread.run_sync(_exchange, port, [health] * 3, 3, 2.0)
-    assert [b"connection: close" in a.lower() for a in answers] == [False, False, True]
-    assert rest == b""  # closed by the server after the third
+    assert b'"observations"' in answers[0] and spawned_apps[0] == 5
     asked = _get(port, "/api/health", extra="Connection: close\r\n")
     answers, rest = await trio.to_thread.run_sync(_exchange, port, [asked], 1, 2.0)
     assert answers[0].startswith(b"HTTP/1.1 200 ") and rest == b""
     old = f"GET /api/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
     answers, rest = await trio.to_thread.run_sync(_exchange, port, [old], 1, 2.0)
     assert answers[0].startswith(b"HTTP/1.1 200 ") and rest == b""
-    assert spawned_apps[0] == 0
+    assert spawned_apps[0] == 7
+    # ...and the next request on a kept connection, whole, is the lane's again.
+    answers, _ = await trio.to_thread.run_sync(_exchange, port, [fts], 1)
+    assert b'"observations"' in answers[0] and spawned_apps[0] == 7
+
+
+async def test_the_request_limit_still_closes_the_connection(server, token, seeded,
+                                                            spawned_apps):
+    port, _ = await server(keep_alive_max_requests=3)
+    health = _get(port, "/api/health")
+    answers, rest = await trio.to_thread.run_sync(_one_by_one, port, [health] * 3, 2.0)
+    assert [b"connection: close" in a.lower() for a in answers] == [False, False, True]
+    assert rest == b""  # closed by the server after the third
+    assert spawned_apps[0] == 1  # the last one: Hypercorn's, which closes
 
 
 async def test_a_failure_in_the_lane_goes_to_quart(server, token, seeded, spawned_apps,
@@ -236,7 +255,7 @@ async def test_a_failure_in_the_lane_goes_to_quart(server, token, seeded, spawne
     good = app.memlite_lane
     app.memlite_lane = lane.Lane(answer=broken, head=good.head)
     search = _get(port, _url("/api/search", q="parser", mode="fts"), token)
-    answers, rest = await trio.to_thread.run_sync(_exchange, port, [search, search], 2)
+    answers, rest = await trio.to_thread.run_sync(_one_by_one, port, [search, search])
     assert all(a.startswith(b"HTTP/1.1 200 ") and b'"observations"' in a for a in answers)
     assert spawned_apps[0] == 2 and rest == b"(still open)"
     assert "the fast path failed" in caplog.text
@@ -365,9 +384,9 @@ def test_another_hypercorn_version_gets_no_lane(monkeypatch):
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version",
                         lambda name: "0.19.0" if name == "hypercorn" else real(name))
-    current = vars(H11Protocol)["_handle_events"]
+    current = vars(H11Protocol)["handle"]
     original = getattr(current, "__wrapped__", current)
-    monkeypatch.setattr(H11Protocol, "_handle_events", original)
+    monkeypatch.setattr(H11Protocol, "handle", original)
     assert lane.install() is False and not lane.installed()
     monkeypatch.undo()
     assert lane.installed()
@@ -381,8 +400,9 @@ async def test_a_server_with_an_access_log_gets_no_lane(server, token, seeded, s
 
 
 async def test_the_lane_keeps_no_timer_after_a_closed_connection(server, token, seeded):
-    """A connection the lane closes (``Connection: close``) leaves no keep-alive timer
-    running: its handler ends at once, not after ``keep_alive_timeout``."""
+    """A connection closed after its request (``Connection: close``, Hypercorn's way)
+    leaves no keep-alive timer running beside the kept connection's lane-held one: its
+    handler ends at once, not after ``keep_alive_timeout``."""
     port, _ = await server(keep_alive_timeout=30)
 
     def timers() -> int:
@@ -409,3 +429,82 @@ def _tasks(task):
         for child in nursery.child_tasks:
             yield from _tasks(child)
 
+
+
+GOOD = (b"GET /api/search?q=parser+crash&mode=fts HTTP/1.1\r\nHost: 127.0.0.1:37888\r\n"
+        b"Authorization: Bearer abc\r\nAccept:*/*\r\nX-Empty:\r\nConnection: Keep-Alive\r\n"
+        b"\r\n")
+
+
+def _h11_reads(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
+    """What h11 (Hypercorn's parser) reads of ``data``: a whole bodyless GET's target and
+    headers, or None."""
+    import h11
+
+    connection = h11.Connection(h11.SERVER)
+    connection.receive_data(data)
+    try:
+        request, end = connection.next_event(), connection.next_event()
+        after = connection.next_event()
+    except h11.RemoteProtocolError:
+        return None
+    if type(request) is not h11.Request or type(end) is not h11.EndOfMessage:
+        return None
+    if after not in (h11.NEED_DATA, h11.PAUSED) or connection.trailing_data[0]:
+        return None  # more than one request
+    return request.target, list(request.headers)
+
+
+@pytest.mark.parametrize("data", [
+    GOOD,
+    GOOD.replace(b"GET", b"get"), GOOD.replace(b"GET", b"HEAD"),
+    GOOD.replace(b"HTTP/1.1", b"HTTP/1.0"), GOOD.replace(b"\r\n", b"\n"),
+    b"\r\n" + GOOD, GOOD + b"GET", GOOD[:-2], GOOD.replace(b"Host: 127.0.0.1:37888\r\n", b""),
+    GOOD.replace(b"Accept", b"Host"), GOOD.replace(b"Accept:*/*", b"Content-Length: 0"),
+    GOOD.replace(b"Accept:*/*", b"Transfer-Encoding: chunked"),
+    GOOD.replace(b"Accept:*/*", b"Expect: 100-continue"),
+    GOOD.replace(b"Accept:*/*", b"Upgrade: websocket"),
+    GOOD.replace(b"Keep-Alive", b"close"), GOOD.replace(b"Keep-Alive", b"keep-alive, Upgrade"),
+    GOOD.replace(b"Accept:*/*\r\n", b"Accept:*/*\r\n folded\r\n"),
+    GOOD.replace(b"Accept:", b"Accept :"), GOOD.replace(b"*/*", b"a\x01b"),
+    GOOD.replace(b"*/*", b"a\x7fb"), GOOD.replace(b"/api/search", b"/api /search"),
+    GOOD.replace(b"*/*", b"caf\xc3\xa9 \t x"), GOOD.replace(b"Accept", b"Acc\xe9pt"),
+    GOOD.replace(b"q=parser", b"q=%ff%fe"),
+])
+def test_the_lane_takes_only_what_h11_reads_the_same(data):
+    from memlite.http.lane import parse
+
+    ours = parse(data, 16 * 1024)
+    if ours is not None:
+        assert _h11_reads(data) == ours
+    assert (ours is not None) == (data in (GOOD, GOOD.replace(b"*/*", b"caf\xc3\xa9 \t x"),
+                                           GOOD.replace(b"q=parser", b"q=%ff%fe")))
+
+
+def test_the_lane_parser_against_h11_on_mutations():
+    """Random byte mutations of a good request: whatever the lane takes, h11 reads the
+    same way."""
+    import random
+
+    from memlite.http.lane import parse
+
+    alphabet = b"\r\n \t:,;=?/%\x00\x01\x7f\x80\xffaAzZ09-_Hostkeep-aliveGETHTTP/1.1"
+    rng = random.Random(15)
+    taken = 0
+    for _ in range(20_000):
+        data = bytearray(GOOD)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(data))
+            action = rng.random()
+            if action < 0.4:
+                data[at] = rng.choice(alphabet)
+            elif action < 0.7:
+                data.insert(at, rng.choice(alphabet))
+            else:
+                del data[at]
+        data = bytes(data)
+        ours = parse(data, 16 * 1024)
+        if ours is not None:
+            taken += 1
+            assert _h11_reads(data) == ours, data
+    assert taken > 1000  # the mutations kept many requests of the lane's form
