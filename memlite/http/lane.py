@@ -24,7 +24,7 @@ request of this strict form, the request is offered to the fast path's ``answer`
   byte before (a blank line), after (a body, a pipelined request) or missing (a request
   still arriving);
 * exactly one ``Host``; no ``Content-Length``, ``Transfer-Encoding``, ``Expect`` or
-  ``Upgrade``; a ``Connection`` header only if it says ``keep-alive``;
+  ``Upgrade``; a ``Connection`` header only if it says ``keep-alive`` or ``close``;
 * the head no longer than Hypercorn lets h11 buffer (``h11_max_incomplete_size``);
 * a server of the app the lane is attached to (``attach``), with no access log and no
   ``server_names``.
@@ -34,10 +34,12 @@ holds the values Hypercorn's stream would give it (the path percent-decoded, the
 names lower-cased, their values without the spaces around them). When ``answer`` gives a
 body, the response is written as h11 writes Hypercorn's: ``HTTP/1.1 200 `` (no reason
 phrase), the fast path's headers, then Hypercorn's own ``response_headers("h11")``
-(``date``, ``server``), then the body, in one write; the request is counted
-(``keep_alive_requests``, ``context.mark_request``), and the connection's keep-alive timer
-is held while it is answered and restarted after it (``idle_timer.hold`` and
-``release``; Hypercorn's ``Updated`` events when its timer is not an ``idle_timer`` one).
+(``date``, ``server``), then (a request that said ``close``) h11's ``Connection: close``,
+then the body, in one write; the request is counted (``keep_alive_requests``,
+``context.mark_request``), and the connection's keep-alive timer is held while it is
+answered and restarted after it (``idle_timer.hold`` and ``release``; Hypercorn's
+``Updated`` events when its timer is not an ``idle_timer`` one), or, after a ``close``,
+stopped and the connection closed as Hypercorn closes it (``Closed``).
 h11 never sees the request, so it stays idle for the next one.
 
 Everything else, including a request ``answer`` declines (another route, a refusal, bad
@@ -65,7 +67,7 @@ import h11
 from memlite.http import idle_timer
 from memlite.http.locks import hypercorn_supported
 
-__all__ = ["Lane", "attach", "install", "installed", "parse"]
+__all__ = ["Lane", "Request", "attach", "install", "installed", "parse"]
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,7 @@ _VCHAR = rb"[\x21-\x7e\x80-\xff]"
 _HEADER_LINE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*((?:" + _VCHAR
                           + rb"+(?:[ \t]+" + _VCHAR + rb"+)*)?)[ \t]*\r\n")
 _REFUSED = frozenset((b"content-length", b"transfer-encoding", b"expect", b"upgrade"))
+_CONNECTION = frozenset((b"keep-alive", b"close"))  # the tokens taken (h11: close wins)
 
 
 @attrs.frozen
@@ -96,9 +99,19 @@ def attach(app: Any, lane: Lane) -> None:
     setattr(app, _ATTRIBUTE, lane)
 
 
-def parse(data: bytes, limit: int) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
-    """``(target, headers)`` when ``data`` is exactly one request of the lane's strict
-    form (the module docstring), its header names lower-cased; None otherwise."""
+@attrs.frozen
+class Request:
+    """A request of the lane's strict form: its target, its headers (names lower-cased),
+    and whether it asked for the connection to close (``Connection: close``)."""
+
+    target: bytes
+    headers: list[tuple[bytes, bytes]]
+    close: bool
+
+
+def parse(data: bytes, limit: int) -> Request | None:
+    """The request ``data`` holds when it is exactly one request of the lane's strict
+    form (the module docstring); None otherwise."""
     end = len(data) - 2
     if len(data) > limit or data.find(b"\r\n\r\n") != end - 2:
         return None
@@ -107,19 +120,24 @@ def parse(data: bytes, limit: int) -> tuple[bytes, list[tuple[bytes, bytes]]] | 
         return None
     headers: list[tuple[bytes, bytes]] = []
     hosts = 0
+    close = False
     at = line.end()
     while at < end:
         field = _HEADER_LINE.match(data, at)
         if field is None:
             return None
         name, value = field[1].lower(), field[2]
-        if name in _REFUSED or (name == b"connection" and any(
-                token.strip().lower() != b"keep-alive" for token in value.split(b","))):
+        if name in _REFUSED:
             return None
+        if name == b"connection":
+            tokens = {token.strip().lower() for token in value.split(b",")}
+            if not tokens <= _CONNECTION:
+                return None
+            close = close or b"close" in tokens
         hosts += name == b"host"
         headers.append((name, value))
         at = field.end()
-    return (line[1], headers) if hosts == 1 else None
+    return Request(line[1], headers, close) if hosts == 1 else None
 
 
 def _protocol_class() -> Any:
@@ -156,15 +174,15 @@ def _idle(protocol: Any) -> bool:
             and protocol.keep_alive_requests + 1 < protocol.config.keep_alive_max_requests)
 
 
-def _scope(protocol: Any, target: bytes, headers: list[tuple[bytes, bytes]]
-           ) -> dict[str, Any]:
+def _scope(protocol: Any, request: Request) -> dict[str, Any]:
     """The ASGI scope Hypercorn's stream would give this request (``HTTPStream.handle``),
     but for what the fast path does not read (its state, its extensions)."""
-    path, _, query_string = target.partition(b"?")
+    path, _, query_string = request.target.partition(b"?")
     return {"type": "http", "http_version": "1.1", "method": "GET",
             "path": unquote(path.decode("ascii")), "raw_path": path,
             "query_string": query_string, "root_path": protocol.config.root_path,
-            "headers": headers, "client": protocol.client, "server": protocol.server}
+            "headers": request.headers, "client": protocol.client,
+            "server": protocol.server}
 
 
 async def _answered(protocol: Any, lane: Lane, data: bytes) -> bool:
@@ -172,18 +190,19 @@ async def _answered(protocol: Any, lane: Lane, data: bytes) -> bool:
     one of the lane's requests or the fast path declines it."""
     if not _idle(protocol):
         return False
-    parsed = parse(data, protocol.config.h11_max_incomplete_size)
-    if parsed is None:
+    request = parse(data, protocol.config.h11_max_incomplete_size)
+    if request is None:
         return False
-    from hypercorn.events import RawData, Updated
+    from hypercorn.events import Closed, RawData, Updated
 
     # The connection's keep-alive timer (``TCPServer.idle_task``; ``send`` is that
-    # server's ``protocol_send``): held, or stopped Hypercorn's way, while answering.
+    # server's ``protocol_send``): held while answering, or stopped Hypercorn's way (a
+    # request that closes the connection: its timer ends with it).
     timer = getattr(getattr(protocol.send, "__self__", None), "idle_task", None)
-    if not idle_timer.hold(timer):
+    if request.close or not idle_timer.hold(timer):
         await protocol.send(Updated(idle=False))
     try:
-        body = await lane.answer(_scope(protocol, *parsed))
+        body = await lane.answer(_scope(protocol, request))
     except Exception:
         log.exception("the fast path failed on a request; Quart answers it")
         body = None
@@ -192,10 +211,14 @@ async def _answered(protocol: Any, lane: Lane, data: bytes) -> bool:
     protocol.keep_alive_requests += 1
     await protocol.context.mark_request()
     head = [*lane.head(body), *protocol.config.response_headers("h11")]
+    if request.close:
+        head.append((b"Connection", b"close"))  # as h11 adds it, title-cased, last
     await protocol.send(RawData(data=b"".join(
         [b"HTTP/1.1 200 \r\n", *[b"%s: %s\r\n" % field for field in head], b"\r\n",
          body])))
-    if not idle_timer.release(timer):
+    if request.close:
+        await protocol.send(Closed())  # as Hypercorn ends a connection the client closes
+    elif not idle_timer.release(timer):
         await protocol.send(Updated(idle=True))
     return True
 

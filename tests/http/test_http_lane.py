@@ -223,16 +223,27 @@ async def test_pipelined_split_and_closing_requests_go_the_usual_way(server, tok
     answers, _ = await trio.to_thread.run_sync(_exchange, port, [fts[:9], fts[9:40], fts[40:]],
                                                1, 0.2, 0.05)
     assert b'"observations"' in answers[0] and spawned_apps[0] == 5
-    asked = _get(port, "/api/health", extra="Connection: close\r\n")
-    answers, rest = await trio.to_thread.run_sync(_exchange, port, [asked], 1, 2.0)
-    assert answers[0].startswith(b"HTTP/1.1 200 ") and rest == b""
     old = f"GET /api/health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
     answers, rest = await trio.to_thread.run_sync(_exchange, port, [old], 1, 2.0)
     assert answers[0].startswith(b"HTTP/1.1 200 ") and rest == b""
-    assert spawned_apps[0] == 7
+    assert spawned_apps[0] == 6
     # ...and the next request on a kept connection, whole, is the lane's again.
     answers, _ = await trio.to_thread.run_sync(_exchange, port, [fts], 1)
-    assert b'"observations"' in answers[0] and spawned_apps[0] == 7
+    assert b'"observations"' in answers[0] and spawned_apps[0] == 6
+
+
+async def test_a_request_that_closes_is_answered_then_closed_as_before(
+        server, token, seeded, spawned_apps, monkeypatch):
+    port, _ = await server()
+    asked = _get(port, _url("/api/search", q="parser", mode="fts"), token,
+                 "Connection: close\r\n")
+    ours, rest = await trio.to_thread.run_sync(_exchange, port, [asked], 1, 2.0)
+    assert rest == b"" and spawned_apps[0] == 0  # answered in the lane, then closed
+    monkeypatch.setattr(fast, "FAST_ROUTES", {})
+    theirs, rest = await trio.to_thread.run_sync(_exchange, port, [asked], 1, 2.0)
+    assert rest == b"" and spawned_apps[0] == 1
+    assert _split(ours[0]) == _split(theirs[0])
+    assert _split(ours[0])[1][-1] == b"Connection: close"
 
 
 async def test_the_request_limit_still_closes_the_connection(server, token, seeded,
@@ -436,9 +447,9 @@ GOOD = (b"GET /api/search?q=parser+crash&mode=fts HTTP/1.1\r\nHost: 127.0.0.1:37
         b"\r\n")
 
 
-def _h11_reads(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
+def _h11_reads(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]], bool] | None:
     """What h11 (Hypercorn's parser) reads of ``data``: a whole bodyless GET's target and
-    headers, or None."""
+    headers, and whether h11 closes the connection after answering it; or None."""
     import h11
 
     connection = h11.Connection(h11.SERVER)
@@ -452,7 +463,16 @@ def _h11_reads(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
         return None
     if after not in (h11.NEED_DATA, h11.PAUSED) or connection.trailing_data[0]:
         return None  # more than one request
-    return request.target, list(request.headers)
+    connection.send(h11.Response(status_code=200, headers=[(b"content-length", b"0")]))
+    connection.send(h11.EndOfMessage())
+    return request.target, list(request.headers), connection.our_state is h11.MUST_CLOSE
+
+
+def _lane_reads(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]], bool] | None:
+    from memlite.http.lane import parse
+
+    request = parse(data, 16 * 1024)
+    return None if request is None else (request.target, request.headers, request.close)
 
 
 @pytest.mark.parametrize("data", [
@@ -472,13 +492,14 @@ def _h11_reads(data: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
     GOOD.replace(b"q=parser", b"q=%ff%fe"),
 ])
 def test_the_lane_takes_only_what_h11_reads_the_same(data):
-    from memlite.http.lane import parse
-
-    ours = parse(data, 16 * 1024)
+    ours = _lane_reads(data)
     if ours is not None:
         assert _h11_reads(data) == ours
     assert (ours is not None) == (data in (GOOD, GOOD.replace(b"*/*", b"caf\xc3\xa9 \t x"),
-                                           GOOD.replace(b"q=parser", b"q=%ff%fe")))
+                                           GOOD.replace(b"q=parser", b"q=%ff%fe"),
+                                           GOOD.replace(b"Keep-Alive", b"close")))
+    assert _lane_reads(GOOD)[2] is False
+    assert _lane_reads(GOOD.replace(b"Keep-Alive", b"keep-alive , CLOSE"))[2] is True
 
 
 def test_the_lane_parser_against_h11_on_mutations():
@@ -486,9 +507,7 @@ def test_the_lane_parser_against_h11_on_mutations():
     same way."""
     import random
 
-    from memlite.http.lane import parse
-
-    alphabet = b"\r\n \t:,;=?/%\x00\x01\x7f\x80\xffaAzZ09-_Hostkeep-aliveGETHTTP/1.1"
+    alphabet = b"\r\n \t:,;=?/%\x00\x01\x7f\x80\xffaAzZ09-_Hostkeep-aliveGETHTTP/1.1close"
     rng = random.Random(15)
     taken = 0
     for _ in range(20_000):
@@ -503,7 +522,7 @@ def test_the_lane_parser_against_h11_on_mutations():
             else:
                 del data[at]
         data = bytes(data)
-        ours = parse(data, 16 * 1024)
+        ours = _lane_reads(data)
         if ours is not None:
             taken += 1
             assert _h11_reads(data) == ours, data
