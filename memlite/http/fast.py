@@ -25,6 +25,10 @@ answer Quart gives it. A request is answered here when ALL of these hold:
 * the search itself raised nothing (a ``StorageError`` or any other failure: Quart runs
   the request again and answers it its own way; reads are idempotent).
 
+On Hypercorn's HTTP/1.1 connections the same ``answer`` is first offered the request
+inside Hypercorn's protocol, with no ASGI app task (``lane``); what it declines reaches this
+ASGI side, and then Quart, as before.
+
 The answer is the same as Quart's, byte for byte: the app's own JSON encoding
 (``jsonbody.encode``: sorted keys, compact, a final newline), status 200,
 ``Content-Type: application/json``, ``Content-Length`` and the security headers of

@@ -45,7 +45,9 @@ h11 never sees the request, so it stays idle for the next one.
 Everything else, including a request ``answer`` declines (another route, a refusal, bad
 input) or fails on (logged), is handed to Hypercorn's own ``handle`` with the same bytes,
 untouched: h11 parses them and the request goes the usual way (the fast path's ASGI side,
-then Quart). The lane's answer is the ASGI side's, byte for byte, but for the ``date``
+then Quart). So does a request that arrives before Hypercorn has finished with the one
+before it (a client may send its next request as soon as it has read an answer, before
+Hypercorn recycles the connection): the lane takes a connection only when it is idle. The lane's answer is the ASGI side's, byte for byte, but for the ``date``
 header (tests/http/test_http_lane.py).
 
 Compatibility: only under the Hypercorn minor version ``locks.HYPERCORN`` (0.18) and only
@@ -217,7 +219,7 @@ async def _answered(protocol: Any, lane: Lane, data: bytes) -> bool:
         [b"HTTP/1.1 200 \r\n", *[b"%s: %s\r\n" % field for field in head], b"\r\n",
          body])))
     if request.close:
-        await protocol.send(Closed())  # as Hypercorn ends a connection the client closes
+        await protocol.send(Closed())  # as ``_maybe_recycle`` ends a connection that must close
     elif not idle_timer.release(timer):
         await protocol.send(Updated(idle=True))
     return True
