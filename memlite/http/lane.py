@@ -47,8 +47,9 @@ input) or fails on (logged), is handed to Hypercorn's own ``handle`` with the sa
 untouched: h11 parses them and the request goes the usual way (the fast path's ASGI side,
 then Quart). So does a request that arrives before Hypercorn has finished with the one
 before it (a client may send its next request as soon as it has read an answer, before
-Hypercorn recycles the connection): the lane takes a connection only when it is idle. The lane's answer is the ASGI side's, byte for byte, but for the ``date``
-header (tests/http/test_http_lane.py).
+Hypercorn recycles the connection): the lane takes a connection only when it is idle.
+The lane's answer is the ASGI side's, byte for byte, but for the ``date`` header
+(tests/http/test_http_lane.py).
 
 Compatibility: only under the Hypercorn minor version ``locks.HYPERCORN`` (0.18) and only
 when ``H11Protocol`` has its ``handle``; anything else installs nothing and every request
