@@ -127,6 +127,14 @@ def parts(conn, qs, qvecs, project: str) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _index_of(module, conn, project):
+    """The in-memory index ``module`` keeps for ``project``: since round 12 under its scope
+    (``index_scope``: a project that is the whole database shares the unfiltered index),
+    before that under the project itself."""
+    scope = getattr(module, "index_scope", None)
+    return module._INDEXES[(conn.filename, scope(conn, project) if scope else project)]
+
+
 def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     """Measure; returns the figures for ``report``."""
     with storage.connect(directory) as writer:  # backfills the codes of an older database
@@ -159,12 +167,12 @@ def run(directory, qs, qvecs, project: str, rounds: int, log) -> dict:
     t0 = time.perf_counter()
     vector_index.nearest(conn, qvecs[0], project, 10, where)
     out["build_s"] = time.perf_counter() - t0
-    index = vector_index._INDEXES[(conn.filename, project)]
+    index = _index_of(vector_index, conn, project)
     out["index_bytes"], out["index_rows"] = index.nbytes, index.size
     out["codes_bytes"] = index.codes.nbytes if index.codes is not None else 0
     if before is not None:
         before.nearest(conn, qvecs[0], project, 10, where)
-        out["before_bytes"] = before._INDEXES[(conn.filename, project)].nbytes
+        out["before_bytes"] = _index_of(before, conn, project).nbytes
 
     # Recall of the raw KNN.
     recall: dict[str, tuple[list[float], list[float]]] = {}
