@@ -66,6 +66,7 @@ from urllib.parse import unquote
 
 import attrs
 import h11
+from hypercorn.events import Closed, RawData, Updated
 
 from memlite.http import idle_timer
 from memlite.http.locks import hypercorn_supported
@@ -196,8 +197,6 @@ async def _answered(protocol: Any, lane: Lane, data: bytes) -> bool:
     request = parse(data, protocol.config.h11_max_incomplete_size)
     if request is None:
         return False
-    from hypercorn.events import Closed, RawData, Updated
-
     # The connection's keep-alive timer (``TCPServer.idle_task``; ``send`` is that
     # server's ``protocol_send``): held while answering, or stopped Hypercorn's way (a
     # request that closes the connection: its timer ends with it).
@@ -234,7 +233,6 @@ def install() -> bool:
         return False
     if getattr(original, _MARK, False):
         return True
-    from hypercorn.events import RawData
 
     async def handle(self: Any, event: Any) -> None:
         if type(event) is RawData:
